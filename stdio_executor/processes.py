@@ -1,0 +1,149 @@
+"""Child process groups: start them, stop them, and never leak them.
+
+Owns: the registry of every process group the daemon starts (Bash commands, hooks, MCP
+servers), their orderly stop (SIGTERM to the group, bounded wait, SIGKILL, reap), and the
+*reaper*: a tiny watchdog process that kills every registered group when the daemon dies,
+even by SIGKILL.
+Must not: decide *when* to stop a process (the executor core does), or read its output.
+
+Why a reaper and not only a parent-death signal: ``PR_SET_PDEATHSIG`` reaches the direct
+child alone and is cleared on fork, so the ``sleep`` that ``bash -c 'sleep 60; echo'`` forks
+would survive a killed daemon. Each child runs in its own session, so its process group
+holds its whole tree; the reaper holds the list of groups and reads a pipe from the daemon.
+When that pipe reaches EOF (the daemon is gone, however it died) it SIGKILLs every group
+still listed. It ignores SIGINT/SIGTERM/SIGHUP so a Ctrl-C to the terminal's foreground
+group cannot take it down before it has done its job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import subprocess
+import sys
+
+__all__ = ["ProcessRegistry", "group_alive"]
+
+log = logging.getLogger(__name__)
+
+_REAPER_SOURCE = r"""
+import os, signal
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
+    signal.signal(s, signal.SIG_IGN)
+groups, buf = set(), b""
+while True:
+    try:
+        chunk = os.read(0, 65536)
+    except InterruptedError:
+        continue
+    if not chunk:
+        break
+    buf += chunk
+    *lines, buf = buf.split(b"\n")
+    for line in lines:
+        if line[:1] == b"+":
+            groups.add(int(line[1:]))
+        elif line[:1] == b"-":
+            groups.discard(int(line[1:]))
+for g in groups:
+    try:
+        os.killpg(g, signal.SIGKILL)
+    except OSError:
+        pass
+"""
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - only if the pgid was reused by another user
+        return False
+    return True
+
+
+class ProcessRegistry:
+    """The process groups this daemon started and has not yet seen die."""
+
+    def __init__(self) -> None:
+        self._groups: set[int] = set()
+        self._reaper: subprocess.Popen[bytes] | None = None
+        self._reaper_fd: int | None = None
+
+    @property
+    def groups(self) -> frozenset[int]:
+        return frozenset(self._groups)
+
+    @property
+    def reaper_pid(self) -> int | None:
+        return self._reaper.pid if self._reaper else None
+
+    def register(self, pgid: int) -> None:
+        """Call right after spawning a child with ``start_new_session=True``."""
+        self._groups.add(pgid)
+        self._tell(b"+%d\n" % pgid)
+
+    def forget(self, pgid: int) -> None:
+        """The group is empty (every member reaped): its id may be reused, stop tracking."""
+        if pgid in self._groups:
+            self._groups.discard(pgid)
+            self._tell(b"-%d\n" % pgid)
+
+    def forget_if_empty(self, pgid: int) -> bool:
+        """Forget a group whose leader exited, unless background members still run."""
+        if group_alive(pgid):
+            return False
+        self.forget(pgid)
+        return True
+
+    def kill_all(self, sig: int = signal.SIGKILL) -> None:
+        for pgid in list(self._groups):
+            try:
+                os.killpg(pgid, sig)
+            except ProcessLookupError:
+                self.forget(pgid)
+            except OSError as exc:  # pragma: no cover - defensive
+                log.warning("could not signal process group %d: %s", pgid, exc)
+
+    def close(self) -> None:
+        """Kill every group still listed and let the reaper go (normal exit)."""
+        self.kill_all(signal.SIGKILL)
+        self._groups.clear()
+        if self._reaper_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._reaper_fd)
+            self._reaper_fd = None
+        if self._reaper is not None:
+            try:
+                self._reaper.wait(timeout=2)
+            except subprocess.TimeoutExpired:  # pragma: no cover - defensive
+                self._reaper.kill()
+            self._reaper = None
+
+    def _tell(self, line: bytes) -> None:
+        if self._reaper_fd is None:
+            self._start_reaper()
+        assert self._reaper_fd is not None
+        try:
+            os.write(self._reaper_fd, line)
+        except OSError as exc:  # pragma: no cover - the reaper died; groups are still killed by us
+            log.warning("reaper is gone (%s); children are killed only on orderly exit", exc)
+
+    def _start_reaper(self) -> None:
+        # -I -S: no site, no user paths, no environment: starts in ~10 ms and cannot be
+        # broken by the workspace's sitecustomize or PYTHONPATH.
+        self._reaper = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _REAPER_SOURCE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+        assert self._reaper.stdin is not None
+        # Keep the raw fd: writes are tiny and must not sit in a buffer if we are SIGKILLed.
+        self._reaper_fd = os.dup(self._reaper.stdin.fileno())
+        self._reaper.stdin.close()

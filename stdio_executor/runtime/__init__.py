@@ -1,0 +1,1 @@
+"""The anyio driver: stdio framing, the loop that owns the core, tool tasks and scopes."""

@@ -1,0 +1,492 @@
+"""The anyio driver around the executor core.
+
+Owns: the one loop that owns the core (decoded commands and tool completions arrive in one
+inbox; the loop feeds the core and performs its actions), one task and one cancel scope per
+running tool, the stdin reader, signal and host-death watchers, and the daemon's exit.
+Must not: make scheduling decisions (the core does) or let an exception escape as anything
+but an ``error`` event or an exit code.
+
+Tool cancel scopes hang from one task group that lives as long as the daemon; which tools a
+cancellation reaches (a sibling error, an interrupt of ``cancel`` tools only, an abort, a
+discard) is the core's decision, so the runtime cancels exactly the scopes it names, each
+with its reason. A tool outlives its turn only as a "zombie" of a discarded turn, whose
+processes are still being killed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from protocol import (
+    AddTool,
+    CommandDecoder,
+    Discard,
+    Discarded,
+    Drain,
+    Drained,
+    ErrorEvent,
+    Interrupt,
+    Interrupted,
+    Progress,
+    ResultMeta,
+    ToolResult,
+    ToolStarted,
+    encode_event,
+)
+from protocol.messages import Event
+
+from ..config import Config
+from ..core import (
+    Action,
+    CancelTool,
+    DiscardRequested,
+    DrainRequested,
+    EmitDiscarded,
+    EmitDrained,
+    EmitDuplicate,
+    EmitInterrupted,
+    EmitResult,
+    Executor,
+    Outcome,
+    StartTool,
+    ToolAdded,
+    ToolFinished,
+    sibling_label,
+)
+from ..core.executor import InterruptRequested, ShutdownRequested
+from ..tools.base import InputError, Tool, ToolContext, ToolOutcome
+from ..tools.catalog import ToolRegistry
+from ..tools.session import Session
+from .framing import LineFramer, TooLong
+from .stdio import StdioFds, WireWriter, read_chunks
+
+__all__ = ["EXIT_HOST_GONE", "EXIT_INTERNAL", "EXIT_OK", "Daemon"]
+
+log = logging.getLogger("stdio_executor")
+
+EXIT_OK = 0
+EXIT_INTERNAL = 1
+EXIT_HOST_GONE = 3
+
+_PARENT_POLL_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    turn: int
+    tool_use_id: str
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class _Eof:
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class _Signal:
+    signum: int
+
+
+@dataclass(frozen=True, slots=True)
+class _HostGone:
+    why: str
+
+
+class _Inbox:
+    """A deque and a wake-up: cheaper than a memory stream when batches are large."""
+
+    def __init__(self) -> None:
+        self._items: deque[Any] = deque()
+        self._event: anyio.Event | None = None
+
+    def put(self, item: Any) -> None:
+        self._items.append(item)
+        if self._event is not None:
+            self._event.set()
+
+    async def get_all(self) -> list[Any]:
+        while not self._items:
+            self._event = anyio.Event()
+            await self._event.wait()
+            self._event = None
+        items = list(self._items)
+        self._items.clear()
+        return items
+
+
+@dataclass(slots=True)
+class _Running:
+    tool: Tool
+    value: Any
+    scope: anyio.CancelScope
+    started: float
+
+
+class Daemon:
+    def __init__(self, config: Config, registry: ToolRegistry, session: Session, fds: StdioFds):
+        self.config = config
+        self.registry = registry
+        self.session = session
+        self.fds = fds
+        self.core = Executor(
+            max_concurrency=config.max_concurrency,
+            result_order=config.result_order,
+            context={"cwd": config.workspace},
+        )
+        self.inbox = _Inbox()
+        self.wire = WireWriter(fds, on_closed=lambda: self.inbox.put(_HostGone("stdout closed")))
+        self._decoder = CommandDecoder()
+        self._inputs: dict[str, tuple[Tool, Any]] = {}  # added, not yet started
+        self._running: dict[tuple[int, str], _Running] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._eof = False
+        self._stopping: int | None = None  # exit code once we are on the way out
+        self._stop_deadline = float("inf")
+
+    # ------------------------------------------------------------------------ life
+
+    async def run(self) -> int:
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._read_input)
+            tg.start_soon(self._watch_signals)
+            tg.start_soon(self._watch_parent)
+            tg.start_soon(self.wire.run)
+            try:
+                await self._own_core()
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await self._finish()
+                tg.cancel_scope.cancel("daemon exiting")
+        assert self._stopping is not None
+        return self._stopping
+
+    async def _finish(self) -> None:
+        for running in self._running.values():
+            running.scope.cancel("daemon exiting")
+        self.session.processes.close()
+        for process in self.session.background:
+            process.poll()
+        if not self.wire.closed:
+            await self.wire.flush(timeout=5.0)
+
+    async def _own_core(self) -> None:
+        while True:
+            if self._stopping is not None:
+                timeout = self._stop_deadline - time.monotonic()
+                if not self._running or timeout <= 0:
+                    if self._running:
+                        log.warning("%d tools did not stop in time", len(self._running))
+                    return
+                with anyio.move_on_after(timeout):
+                    items = await self.inbox.get_all()
+                    self._dispatch_all(items)
+                continue
+            items = await self.inbox.get_all()
+            self._dispatch_all(items)
+            if self._eof and self.core.idle and not self._running and self._stopping is None:
+                self._stopping = EXIT_OK
+                return
+
+    def _dispatch_all(self, items: list[Any]) -> None:
+        for item in items:
+            try:
+                self._dispatch(item)
+            except Exception as exc:  # the one place a bug becomes a wire error
+                log.exception("internal error while handling %r", item)
+                self._emit(ErrorEvent(code="internal_error", message=f"internal error: {exc}"))
+        self.wire.kick()
+
+    def _dispatch(self, item: Any) -> None:
+        if isinstance(item, _Finished):
+            self._running.pop((item.turn, item.tool_use_id), None)
+            event = ToolFinished(item.tool_use_id, item.outcome, turn=item.turn)
+            self._perform(self.core.handle(event))
+        elif isinstance(item, AddTool):
+            self._add_tool(item)
+        elif isinstance(item, Interrupt):
+            self._perform(self.core.handle(InterruptRequested(item.reason, item.request_id)))
+        elif isinstance(item, Discard):
+            self._perform(self.core.handle(DiscardRequested(item.request_id)))
+        elif isinstance(item, Drain):
+            self._perform(self.core.handle(DrainRequested(item.request_id)))
+        elif isinstance(item, ErrorEvent):
+            self._emit(item)
+        elif isinstance(item, _Eof):
+            self._eof = True
+            log.debug("stdin closed; finishing the open turn")
+            if self.core.turn_open and not self.core.draining:
+                self._perform(self.core.handle(DrainRequested(None)))
+        elif isinstance(item, _Signal):
+            self._on_signal(item.signum)
+        elif isinstance(item, _HostGone):
+            self._on_host_gone(item.why)
+        else:  # pragma: no cover
+            raise TypeError(f"unexpected inbox item {item!r}")
+
+    def _on_signal(self, signum: int) -> None:
+        code = 128 + signum
+        if self._stopping is not None:
+            log.warning("second signal %d: exiting now", signum)
+            self._stopping = code
+            self._stop_deadline = 0.0
+            return
+        log.info("signal %d: cancelling every tool and exiting", signum)
+        self._stopping = code
+        self._stop_deadline = time.monotonic() + self.config.shutdown_grace
+        self._perform(self.core.handle(ShutdownRequested()))
+
+    def _on_host_gone(self, why: str) -> None:
+        if self._stopping == EXIT_HOST_GONE:
+            return
+        log.warning("host is gone (%s): stopping every tool and exiting", why)
+        self._stopping = EXIT_HOST_GONE
+        self._stop_deadline = time.monotonic() + self.config.shutdown_grace
+        # Nobody can read results any more: stop everything the quickest way.
+        self._perform(self.core.handle(DiscardRequested(None)))
+
+    # --------------------------------------------------------------------- commands
+
+    def _add_tool(self, cmd: AddTool) -> None:
+        use = cmd.tool_use
+        if self.core.holds(use.id):
+            self._perform(self.core.handle(ToolAdded(use.id, use.name, safe=True)))
+            return
+        tool = self.registry.get(use.name)
+        if tool is None:
+            message = f"<tool_use_error>Error: No such tool available: {use.name}</tool_use_error>"
+            outcome = Outcome(message, True, "unknown_tool")
+            self._perform(self.core.handle(ToolAdded(use.id, use.name, True, outcome=outcome)))
+            return
+        spec = tool.spec
+        label: str | None = None
+        try:
+            value = tool.validate(use.input)
+        except InputError as exc:
+            if spec.cancels_siblings:
+                label = sibling_label(spec.name, str(use.input.get("command", "")))
+            outcome = Outcome(str(exc), True, "invalid_input")
+            added = ToolAdded(use.id, spec.name, True, spec.interrupt_behavior, label, outcome)
+            self._perform(self.core.handle(added))
+            return
+        if spec.cancels_siblings:
+            label = sibling_label(spec.name, tool.describe(value))
+        safe = tool.is_concurrency_safe(value)
+        self._inputs[use.id] = (tool, value)
+        added = ToolAdded(use.id, spec.name, safe, spec.interrupt_behavior, label)
+        self._perform(self.core.handle(added))
+
+    # ---------------------------------------------------------------------- actions
+
+    def _perform(self, actions: list[Action]) -> None:
+        for action in actions:
+            if isinstance(action, StartTool):
+                self._start(action)
+            elif isinstance(action, EmitResult):
+                self._emit_result(action)
+            elif isinstance(action, CancelTool):
+                running = self._running.get((self.core.turn, action.tool_use_id))
+                if running is not None:
+                    running.scope.cancel(action.reason.value)
+            elif isinstance(action, EmitDrained):
+                errors = sum(
+                    n for status, n in action.by_status.items() if status != "success"
+                )
+                self._emit(
+                    Drained(
+                        request_id=action.request_id,
+                        turn=action.turn,
+                        results=sum(action.by_status.values()),
+                        errors=errors,
+                        by_status=dict(action.by_status),
+                    )
+                )
+            elif isinstance(action, EmitDiscarded):
+                for tool_use_id in action.tool_use_ids:
+                    self._inputs.pop(tool_use_id, None)
+                self._emit(
+                    Discarded(
+                        tool_use_ids=list(action.tool_use_ids),
+                        request_id=action.request_id,
+                        turn=action.turn,
+                    )
+                )
+            elif isinstance(action, EmitInterrupted):
+                self._emit(
+                    Interrupted(
+                        reason=action.reason,
+                        tool_use_ids=list(action.tool_use_ids),
+                        request_id=action.request_id,
+                        turn=action.turn,
+                    )
+                )
+            elif isinstance(action, EmitDuplicate):
+                self._emit(
+                    ErrorEvent(
+                        code="duplicate_tool_use_id",
+                        message=(
+                            f"tool_use id {action.tool_use_id!r} is already in turn "
+                            f"{action.turn}; this add_tool was ignored"
+                        ),
+                        tool_use_id=action.tool_use_id,
+                    )
+                )
+
+    def _start(self, action: StartTool) -> None:
+        tool, value = self._inputs.pop(action.tool_use_id)
+        turn, tool_use_id = action.turn, action.tool_use_id
+        self._emit(ToolStarted(tool_use_id=tool_use_id, name=action.name, turn=turn))
+        ctx = ToolContext(
+            tool_use_id=tool_use_id,
+            cwd=action.context.get("cwd", self.config.workspace),
+            session=self.session,
+            progress=self._progress_sink(turn, tool_use_id),
+        )
+        started = time.monotonic()
+        fast = tool.run_inline(value, ctx)
+        if fast is not None:
+            self.inbox.put(_Finished(turn, tool_use_id, self._outcome(fast, started)))
+            return
+        scope = anyio.CancelScope()
+        self._running[(turn, tool_use_id)] = _Running(tool, value, scope, started)
+        assert self._tg is not None
+        self._tg.start_soon(self._run_tool, turn, tool, value, ctx, scope, started)
+
+    async def _run_tool(
+        self,
+        turn: int,
+        tool: Tool,
+        value: Any,
+        ctx: ToolContext,
+        scope: anyio.CancelScope,
+        started: float,
+    ) -> None:
+        outcome: Outcome | None = None
+        with scope:
+            try:
+                outcome = self._outcome(await tool.run(value, ctx), started)
+            except Exception as exc:
+                # A tool raised: that is a bug in the tool, but the model gets an error
+                # result and the daemon goes on (SPEC section 4).
+                log.exception("tool %s raised", tool.spec.name)
+                message = f"<tool_use_error>Error: {type(exc).__name__}: {exc}</tool_use_error>"
+                outcome = Outcome(message, True, "error", self._timing(started))
+        if outcome is None:  # cancelled: report what the tool had produced so far
+            partial = ctx.sink.collect() if ctx.sink is not None else None
+            extra = self._timing(started)
+            if partial is not None:
+                extra.update(
+                    truncated=partial.truncated,
+                    output_path=partial.path,
+                    output_bytes=partial.total_bytes,
+                )
+            outcome = Outcome(partial.text if partial else "", True, "interrupted", extra, True)
+        self.inbox.put(_Finished(turn, ctx.tool_use_id, outcome))
+
+    def _outcome(self, result: ToolOutcome, started: float) -> Outcome:
+        extra = self._timing(started)
+        extra.update(
+            exit_code=result.exit_code,
+            truncated=result.truncated,
+            output_path=result.output_path,
+            output_bytes=result.output_bytes,
+        )
+        return Outcome(
+            result.content,
+            result.is_error,
+            result.final_status,
+            extra,
+            context_update=result.context_update,
+        )
+
+    @staticmethod
+    def _timing(started: float) -> dict[str, Any]:
+        return {"duration_ms": round((time.monotonic() - started) * 1000, 3)}
+
+    def _progress_sink(self, turn: int, tool_use_id: str) -> Callable[[dict[str, Any]], None]:
+        def progress(data: dict[str, Any]) -> None:
+            # Output of a discarded turn must never reach the host.
+            if self.core.turn == turn and self.core.is_live(tool_use_id):
+                self._emit(Progress(tool_use_id=tool_use_id, data=data))
+                self.wire.kick()
+
+        return progress
+
+    def _emit_result(self, action: EmitResult) -> None:
+        outcome = action.outcome
+        extra = outcome.extra
+        meta = ResultMeta(
+            status=outcome.status,  # type: ignore[arg-type]
+            turn=action.turn,
+            duration_ms=extra.get("duration_ms"),
+            exit_code=extra.get("exit_code"),
+            truncated=bool(extra.get("truncated", False)),
+            output_path=extra.get("output_path"),
+            output_bytes=extra.get("output_bytes"),
+        )
+        self._emit(
+            ToolResult(
+                tool_use_id=action.tool_use_id,
+                content=outcome.content,
+                is_error=outcome.is_error,
+                meta=meta,
+            )
+        )
+
+    def _emit(self, event: Event) -> None:
+        self.wire.send(encode_event(event))
+
+    # ---------------------------------------------------------------------- watchers
+
+    async def _read_input(self) -> None:
+        framer = LineFramer(self.config.max_line_bytes)
+        decode = self._decoder.decode
+        put = self.inbox.put
+        try:
+            async for chunk in read_chunks(self.fds, self.wire.backlog_waiter):
+                for line in framer.feed(chunk):
+                    put(self._decode_line(line, decode))
+            for line in framer.eof():
+                put(self._decode_line(line, decode))
+        except OSError as exc:
+            log.error("reading stdin failed: %s", exc)
+        put(_Eof())
+
+    def _decode_line(self, line: tuple[int, bytes] | TooLong, decode: Any) -> Any:
+        if isinstance(line, TooLong):
+            return ErrorEvent(
+                code="line_too_long",
+                message=(
+                    f"line {line.lineno} is {line.size} bytes, over --max-line-bytes "
+                    f"({self.config.max_line_bytes}); it was skipped"
+                ),
+                line=line.lineno,
+            )
+        lineno, data = line
+        return decode(data, lineno)
+
+    async def _watch_signals(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
+            async for signum in signals:
+                self.inbox.put(_Signal(signum))
+
+    async def _watch_parent(self) -> None:
+        parent = os.getppid()
+        if parent == 1:
+            return  # started detached: there is no host process to watch
+        while True:
+            await anyio.sleep(_PARENT_POLL_S)
+            if os.getppid() != parent:
+                self.inbox.put(_HostGone(f"parent process {parent} exited"))
+                return

@@ -1,0 +1,180 @@
+"""The daemon's ends of the host's pipes.
+
+Owns: claiming the protocol's file descriptors (SPEC section 2: the wire keeps private
+duplicates of fds 0 and 1, then fd 1 points at stderr and fd 0 at /dev/null, so nothing a
+library or child prints can corrupt the stream), reading input in large chunks without a
+thread hop, and the single writer of the output stream.
+Must not: parse or interpret messages.
+
+Reading: the fd is made non-blocking and awaited with ``anyio.wait_readable`` (a pipe, a
+socket or a terminal); a regular file or /dev/null, which epoll refuses, is read with plain
+reads and a checkpoint between chunks. Writing: events are appended to one buffer and
+written with as few syscalls as possible; when the host is slow to read, the rest waits for
+``wait_writable`` and the reader pauses, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+import anyio
+import anyio.lowlevel
+
+__all__ = ["StdioFds", "WireWriter", "claim_stdio", "read_chunks"]
+
+_CHUNK = 65536
+# Stop reading commands while this much output waits for the host.
+_BACKLOG_LIMIT = 8 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class StdioFds:
+    input_fd: int
+    output_fd: int
+    _saved_flags: dict[int, int]
+
+    def restore(self) -> None:
+        """Undo O_NONBLOCK: a terminal shares its file description with the shell."""
+        for fd, flags in self._saved_flags.items():
+            with contextlib.suppress(OSError):
+                fcntl.fcntl(fd, fcntl.F_SETFL, flags)
+
+
+def claim_stdio() -> StdioFds:
+    input_fd = os.dup(0)
+    output_fd = os.dup(1)
+    os.dup2(2, 1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    return StdioFds(input_fd, output_fd, {})
+
+
+def _pollable(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
+
+
+def _set_nonblocking(fds: StdioFds, fd: int) -> None:
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fds._saved_flags.setdefault(fd, flags)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+
+
+async def read_chunks(
+    fds: StdioFds, backlog: Callable[[], anyio.Event | None] | None = None
+) -> AsyncIterator[bytes]:
+    """Yield input as it arrives, in chunks of up to 64 KiB, until EOF."""
+    fd = fds.input_fd
+    pollable = _pollable(fd)
+    if pollable:
+        _set_nonblocking(fds, fd)
+    while True:
+        if backlog is not None:
+            waiter = backlog()
+            if waiter is not None:
+                await waiter.wait()
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            await anyio.wait_readable(fd)
+            continue
+        except OSError as exc:
+            if exc.errno in (errno.EIO, errno.EBADF):
+                return  # a terminal that went away reads as EOF
+            raise
+        if not chunk:
+            return
+        yield chunk
+        if not pollable:
+            await anyio.lowlevel.checkpoint()
+
+
+class WireWriter:
+    """Owns the output fd. ``send`` never blocks; ``kick`` writes what it can now."""
+
+    def __init__(self, fds: StdioFds, on_closed: Callable[[], None]) -> None:
+        self._fds = fds
+        self._fd = fds.output_fd
+        self._buf = bytearray()
+        self._wake = anyio.Event()
+        self._drained: anyio.Event | None = None
+        self._on_closed = on_closed
+        self.closed = False
+        self._pollable = _pollable(self._fd)
+        if self._pollable:
+            _set_nonblocking(fds, self._fd)
+
+    @property
+    def pending(self) -> int:
+        return len(self._buf)
+
+    def send(self, data: bytes) -> None:
+        if not self.closed:
+            self._buf += data
+
+    def kick(self) -> None:
+        """Write as much as the fd takes without blocking; the writer task does the rest."""
+        if not self._buf or self.closed:
+            return
+        self._write_some()
+        if self._buf and not self._wake.is_set():
+            self._wake.set()
+
+    def backlog_waiter(self) -> anyio.Event | None:
+        """An event to wait on while too much output is queued, else None."""
+        if len(self._buf) < _BACKLOG_LIMIT:
+            return None
+        if self._drained is None:
+            self._drained = anyio.Event()
+        return self._drained
+
+    async def run(self) -> None:
+        """The writer task: waits for the host to take more whenever the pipe is full."""
+        while not self.closed:
+            await self._wake.wait()
+            self._wake = anyio.Event()
+            while self._buf and not self.closed:
+                self._write_some()
+                if self._buf and not self.closed:
+                    await anyio.wait_writable(self._fd)
+
+    async def flush(self, timeout: float) -> None:
+        """Write everything queued, waiting at most ``timeout`` for a slow host."""
+        with anyio.move_on_after(timeout):
+            while self._buf and not self.closed:
+                self._write_some()
+                if self._buf and not self.closed:
+                    if self._pollable:
+                        await anyio.wait_writable(self._fd)
+                    else:
+                        await anyio.lowlevel.checkpoint()
+
+    def _write_some(self) -> None:
+        try:
+            written = os.write(self._fd, self._buf)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            if exc.errno in (errno.EPIPE, errno.EBADF, errno.ECONNRESET):
+                self._close()
+                return
+            raise
+        del self._buf[:written]
+        if self._drained is not None and len(self._buf) < _BACKLOG_LIMIT // 2:
+            self._drained.set()
+            self._drained = None
+
+    def _close(self) -> None:
+        self.closed = True
+        self._buf.clear()
+        self._wake.set()
+        if self._drained is not None:
+            self._drained.set()
+        self._on_closed()

@@ -1,0 +1,1 @@
+"""Built-in tools behind one small interface (``base.Tool``), loaded lazily by the catalog."""

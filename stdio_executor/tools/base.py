@@ -1,0 +1,107 @@
+"""The one small interface every tool implements, and what a running tool is given.
+
+Owns: ``Tool`` (validate, classify, run), ``ToolContext`` (what the runtime lends a running
+tool), ``ToolOutcome`` (how it ended), and ``InputError``.
+Must not: know about the wire, the scheduler or other tools. A failing tool *returns* an
+error outcome; raising is reserved for bugs, which the runtime turns into an error result.
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from .output import OutputSink
+    from .session import Session
+
+__all__ = ["InputError", "Tool", "ToolContext", "ToolOutcome", "ToolSpec"]
+
+Content = str | list[dict[str, Any]]
+ReadOnly = Literal["always", "never", "per_input"]
+InterruptBehavior = Literal["cancel", "block"]
+
+
+class InputError(Exception):
+    """The input failed validation; the message is model-facing."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """Everything the daemon needs to announce and schedule a tool without loading it."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    read_only: ReadOnly
+    interrupt_behavior: InterruptBehavior
+    max_result_bytes: int
+    aliases: tuple[str, ...] = ()
+    source: Literal["builtin", "host", "mcp"] = "builtin"
+    # A failure of this tool cancels its siblings (SPEC section 4: Bash only).
+    cancels_siblings: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    content: Content
+    is_error: bool = False
+    status: str = ""  # "" means "success" or "error" by is_error
+    exit_code: int | None = None
+    truncated: bool = False
+    output_path: str | None = None
+    output_bytes: int | None = None
+    context_update: Mapping[str, str] | None = None
+
+    @property
+    def final_status(self) -> str:
+        return self.status or ("error" if self.is_error else "success")
+
+
+@dataclass(slots=True)
+class ToolContext:
+    """What the runtime lends one running tool call."""
+
+    tool_use_id: str
+    cwd: str
+    session: Session
+    progress: Callable[[dict[str, Any]], None]
+    # A tool that can report partial output when it is cancelled installs a sink here.
+    sink: OutputSink | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def resolve(self, path: str) -> str:
+        """A tool's path argument, absolute or relative to the session's working directory."""
+        return os.path.normpath(os.path.join(self.cwd, os.path.expanduser(path)))
+
+
+class Tool(abc.ABC):
+    """A tool implementation. Instances are shared by all calls; keep per-call state local."""
+
+    def __init__(self, spec: ToolSpec) -> None:
+        self.spec = spec
+
+    @abc.abstractmethod
+    def validate(self, raw: Mapping[str, Any]) -> Any:
+        """Return the validated input or raise ``InputError`` naming every bad field."""
+
+    def is_concurrency_safe(self, value: Any) -> bool:
+        return self.spec.read_only == "always"
+
+    def describe(self, value: Any) -> str:
+        """A short form of the call for messages (Bash: the command)."""
+        return ""
+
+    def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
+        """A synchronous fast path for calls that finish in microseconds, or ``None``.
+
+        Saves a task per call for cheap tools (a small Read); must never block.
+        """
+        return None
+
+    @abc.abstractmethod
+    async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
+        """Do the work. Cancellation arrives as anyio's cancel exception."""

@@ -1,0 +1,274 @@
+"""The Bash tool: one ``bash -c`` per call, in its own process group.
+
+Owns: running a command with Claude Code's Bash inputs; streaming combined stdout/stderr as
+coalesced ``progress``; the exit code; the timeout (the group is stopped, partial output
+kept); stopping the group on cancel (SIGTERM, bounded wait, SIGKILL, reap); carrying the
+final working directory into the session (``cd`` persists); background commands.
+Must not: decide whether its failure cancels siblings (the core does), or hold output in
+memory past the size limit (``OutputSink`` spills it).
+
+stdout and stderr share one pipe (``2>&1``) so the model sees them interleaved as a
+terminal would, and one reader serves both.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import math
+import os
+import signal
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from ..processes import group_alive
+from .base import InputError, Tool, ToolContext, ToolOutcome
+from .bash_syntax import CommandInfo, analyze
+from .output import OutputSink
+
+__all__ = ["BashTool"]
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+# How long a group gets between SIGTERM and SIGKILL.
+KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
+# After the shell exits, how long to keep reading output that background children might
+# still be writing into the shared pipe before giving up on EOF.
+_DRAIN_AFTER_EXIT_S = 0.1
+_PROGRESS_INTERVAL_S = 0.1
+_PROGRESS_MAX_CHARS = 8_192
+
+# $1: file that receives the final working directory; $2: the command. The EXIT trap also
+# fires when the command calls `exit`, so `cd x && exit 3` still moves the session.
+_WRAPPER = (
+    '__se_cwd_file=$1; __se_command=$2; shift 2; '
+    "trap 'pwd -P >\"$__se_cwd_file\" 2>/dev/null' EXIT; "
+    'eval "$__se_command"'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    command: str
+    timeout_ms: float
+    background: bool
+    info: CommandInfo
+
+
+class BashTool(Tool):
+    def validate(self, raw: Mapping[str, Any]) -> _Call:
+        from .inputs import BashInput
+        from .validation import validate_model
+
+        value = validate_model(self.spec.name, BashInput, raw)
+        if not value.command.strip():
+            raise InputError(
+                "<tool_use_error>InputValidationError: Bash failed due to the following "
+                "issue:\n- `command`: must not be empty</tool_use_error>"
+            )
+        timeout = value.timeout if value.timeout and value.timeout > 0 else DEFAULT_TIMEOUT_MS
+        # Claude Code clamps rather than refuses an over-long timeout; so do we.
+        return _Call(
+            command=value.command,
+            timeout_ms=min(timeout, MAX_TIMEOUT_MS),
+            background=bool(value.run_in_background),
+            info=analyze(value.command),
+        )
+
+    def is_concurrency_safe(self, value: Any) -> bool:
+        call: _Call = value
+        return call.info.read_only and not call.background
+
+    def describe(self, value: Any) -> str:
+        call: _Call = value
+        return call.command
+
+    async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
+        call: _Call = value
+        if call.background:
+            return self._start_background(call, ctx)
+        cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
+        sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
+        ctx.sink = sink
+        try:
+            process = await anyio.open_process(
+                ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=ctx.cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            where = f" in {ctx.cwd}" if not os.path.isdir(ctx.cwd) else ""
+            return ToolOutcome(f"Could not start bash{where}: {exc}", is_error=True)
+        registry = ctx.session.processes
+        registry.register(process.pid)
+        timed_out = False
+        try:
+            with anyio.move_on_after(call.timeout_ms / 1000) as deadline:
+                await _pump(process, sink, ctx)
+            timed_out = deadline.cancelled_caught
+            if timed_out:
+                await _stop_group(process)
+        except BaseException:
+            # Cancelled (interrupt, discard, sibling error, shutdown): the whole group goes,
+            # shielded so the kill itself cannot be cancelled, bounded by the kill grace.
+            with anyio.CancelScope(shield=True):
+                await _stop_group(process)
+            raise
+        finally:
+            # Background children of a finished command stay registered until they exit or
+            # the daemon does.
+            registry.forget_if_empty(process.pid)
+            with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+                await process.aclose()
+        sink.close()
+        new_cwd = _read_cwd(cwd_file)
+        out = sink.collect()
+        code = _exit_code(process.returncode)
+        text = out.text.rstrip("\n")
+        extra: dict[str, Any] = {
+            "exit_code": code,
+            "truncated": out.truncated,
+            "output_path": out.path,
+            "output_bytes": out.total_bytes,
+        }
+        if timed_out:
+            note = f"Command timed out after {call.timeout_ms / 1000:g}s and was stopped."
+            text = f"{text}\n{note}" if text else note
+            return ToolOutcome(text, is_error=True, status="timed_out", **extra)
+        is_error = code != 0 and not (code == 1 and call.info.exit_1_is_not_error)
+        if code != 0:
+            text = f"{text}\nExit code {code}" if text else f"Exit code {code}"
+        update = {"cwd": new_cwd} if new_cwd and new_cwd != ctx.cwd else None
+        return ToolOutcome(text or "(no output)", is_error=is_error, context_update=update, **extra)
+
+    def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:
+        path = ctx.session.spill_path(ctx.tool_use_id, ".log")
+        with open(path, "wb") as log:
+            try:
+                process = subprocess.Popen(
+                    ["/bin/bash", "-c", call.command],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=ctx.cwd,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                return ToolOutcome(f"Could not start bash: {exc}", is_error=True)
+        ctx.session.processes.register(process.pid)
+        ctx.session.background.append(process)
+        return ToolOutcome(
+            f"Command running in the background (pid {process.pid}). Its output is being "
+            f"written to {path}; read that file to see it. It is stopped when the session ends.",
+        )
+
+
+async def _pump(process: anyio.abc.Process, sink: OutputSink, ctx: ToolContext) -> None:
+    """Copy the shell's output into the sink, with coalesced progress, until it exits."""
+    assert process.stdout is not None
+    stdout = process.stdout
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    pending: list[str] = []
+    pending_chars = 0
+    elided = 0
+    next_emit = 0.0
+    started = anyio.current_time()
+
+    def emit() -> None:
+        nonlocal pending, pending_chars, elided, next_emit
+        if pending or elided:
+            data: dict[str, Any] = {
+                "kind": "bash_output",
+                "text": "".join(pending),
+                "total_bytes": sink.total,
+                "elapsed_ms": round((anyio.current_time() - started) * 1000),
+            }
+            if elided:
+                data["elided_chars"] = elided
+            ctx.progress(data)
+        pending, pending_chars, elided = [], 0, 0
+        next_emit = anyio.current_time() + _PROGRESS_INTERVAL_S
+
+    async def read_all() -> None:
+        nonlocal pending_chars, elided
+        while True:
+            wait = math.inf if not pending else max(0.0, next_emit - anyio.current_time())
+            with anyio.move_on_after(wait) as idle:
+                try:
+                    chunk = await stdout.receive(65536)
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+            if idle.cancelled_caught:
+                emit()
+                continue
+            sink.write(chunk)
+            text = decoder.decode(chunk)
+            if text:
+                pending.append(text)
+                pending_chars += len(text)
+                if pending_chars > _PROGRESS_MAX_CHARS:
+                    # A chatty command must not flood the host: keep the newest text only.
+                    joined = "".join(pending)
+                    cut = len(joined) - _PROGRESS_MAX_CHARS
+                    elided += cut
+                    pending[:] = [joined[cut:]]
+                    pending_chars = _PROGRESS_MAX_CHARS
+            if anyio.current_time() >= next_emit:
+                emit()
+        emit()
+
+    async with anyio.create_task_group() as tg:
+        reader_done = anyio.Event()
+
+        async def reader() -> None:
+            try:
+                await read_all()
+            finally:
+                reader_done.set()
+
+        tg.start_soon(reader)
+        await process.wait()
+        with anyio.move_on_after(_DRAIN_AFTER_EXIT_S):
+            await reader_done.wait()
+        tg.cancel_scope.cancel("shell exited; background children keep the pipe open")
+    tail = decoder.decode(b"", final=True)
+    if tail:
+        ctx.progress({"kind": "bash_output", "text": tail, "total_bytes": sink.total})
+
+
+async def _stop_group(process: anyio.abc.Process) -> None:
+    """SIGTERM the group, wait a bounded time, SIGKILL it, reap the shell."""
+    pgid = process.pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGTERM)
+    with anyio.move_on_after(KILL_GRACE_S):
+        await process.wait()
+    if group_alive(pgid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+    with anyio.move_on_after(KILL_GRACE_S):
+        await process.wait()
+
+
+def _exit_code(returncode: int | None) -> int | None:
+    if returncode is None:
+        return None
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _read_cwd(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            cwd = f.read().rstrip("\n")
+        os.unlink(path)
+    except OSError:
+        return None
+    return cwd if cwd and os.path.isdir(cwd) else None

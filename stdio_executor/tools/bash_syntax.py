@@ -1,0 +1,248 @@
+"""What a Bash command line does, as far as scheduling needs to know.
+
+Owns: splitting a command into its simple commands (through pipelines, lists, subshells and
+groups), deciding whether the *whole* command only reads (SPEC section 4), and whether exit
+status 1 means "nothing found" rather than failure.
+Must not: run anything. Wrong answers must err on the safe side: anything this lexer does
+not fully understand (command substitution, process substitution, a heredoc, unbalanced
+quotes, an unknown command) makes the command *not* read-only, which costs parallelism but
+never correctness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CommandInfo", "analyze", "split_simple_commands"]
+
+# Commands that never write files or change the session when used with any arguments,
+# except the per-command exceptions below.
+_READ_ONLY = frozenset(
+    """
+    ls cat echo printf date sleep pwd grep egrep fgrep rg head tail wc sort cut tr nl od
+    hexdump file stat du df basename dirname realpath readlink which whoami id uname true
+    false test [ diff cmp seq md5sum sha1sum sha256sum sha512sum cksum printenv tree column
+    jq fold rev tac strings uniq expr numfmt locale nproc arch groups type
+    """.split()
+)
+_GIT_READ_ONLY = frozenset(
+    "status log diff show rev-parse ls-files ls-tree blame describe shortlog cat-file "
+    "grep show-ref reflog".split()
+)
+# Exit status 1 of these means "no match / differs / false", not "failed".
+_NOTHING_FOUND = frozenset({"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "["})
+
+_OPERATORS = ("&&", "||", ";;", "|&", "|", ";", "&", "\n", "(", ")")
+_SEPARATORS = frozenset({"&&", "||", ";", "\n", "|", "|&", "&", ";;"})
+
+
+@dataclass(frozen=True, slots=True)
+class CommandInfo:
+    read_only: bool
+    # Exit status 1 is "nothing found" (a single pipeline ending in grep, diff, test...).
+    exit_1_is_not_error: bool
+
+
+class _Unsupported(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class _Word:
+    text: str
+    quoted: bool = False
+
+
+def analyze(command: str) -> CommandInfo:
+    try:
+        tokens = _lex(command)
+    except _Unsupported:
+        return CommandInfo(False, False)
+    commands, separators = _split(tokens)
+    read_only = bool(commands) and all(_is_read_only(words) for words in commands)
+    if "&" in separators:
+        read_only = False  # a background job outlives the call
+    last = commands[-1] if commands else []
+    single_pipeline = not (set(separators) - {"|", "|&"})
+    exit_1_ok = single_pipeline and bool(last) and _program(last) in _NOTHING_FOUND
+    return CommandInfo(read_only, exit_1_ok)
+
+
+def split_simple_commands(command: str) -> list[list[str]] | None:
+    """The simple commands of a line as word lists, or None if it cannot be understood."""
+    try:
+        tokens = _lex(command)
+    except _Unsupported:
+        return None
+    commands, _ = _split(tokens)
+    return [[w.text for w in words] for words in commands]
+
+
+def _program(words: list[_Word]) -> str:
+    for word in words:
+        if not _is_assignment(word):
+            return word.text
+    return ""
+
+
+def _is_assignment(word: _Word) -> bool:
+    name, eq, _ = word.text.partition("=")
+    return bool(eq) and not word.quoted and name.isidentifier()
+
+
+def _is_read_only(words: list[_Word]) -> bool:
+    args = [w for w in words if not _is_assignment(w)]
+    if not args:
+        return False  # a bare assignment changes the shell; treat as a write
+    texts: list[str] = []
+    for word in args:
+        if word.text.startswith("\0redir:"):
+            target = word.text[len("\0redir:") :]
+            if target not in ("/dev/null", "&1", "&2", "&-") and not target.startswith("<"):
+                return False
+            continue
+        texts.append(word.text)
+    if not texts:
+        return False
+    program, rest = texts[0], texts[1:]
+    if program == "git":
+        sub = next((a for a in rest if not a.startswith("-")), "")
+        if any(a.startswith(("-C", "--git-dir", "--work-tree", "-c")) for a in rest[:1]):
+            return False
+        return sub in _GIT_READ_ONLY and "--output" not in " ".join(rest)
+    if program == "find":
+        banned = {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0"}
+        return not any(a in banned or a.startswith(("-fprintf", "-fls")) for a in rest)
+    if program == "sort":
+        return not any(a.startswith(("-o", "--output")) for a in rest)
+    if program == "date":
+        return not any(a.startswith(("-s", "--set")) for a in rest)
+    if program == "uniq":
+        return len([a for a in rest if not a.startswith("-")]) <= 1  # `uniq in out` writes
+    return program in _READ_ONLY
+
+
+def _split(tokens: list[str | _Word]) -> tuple[list[list[_Word]], list[str]]:
+    commands: list[list[_Word]] = []
+    separators: list[str] = []
+    current: list[_Word] = []
+    for token in tokens:
+        if isinstance(token, _Word):
+            current.append(token)
+            continue
+        if token in ("(", ")"):
+            continue  # subshells and groups: their commands are checked like any other
+        separators.append(token)
+        if current:
+            commands.append(current)
+        current = []
+    if current:
+        commands.append(current)
+    # `{` and `}` are reserved words that open and close a group: not commands.
+    cleaned = []
+    for words in commands:
+        words = [w for w in words if w.quoted or w.text not in ("{", "}", "!")]
+        if words:
+            cleaned.append(words)
+    return cleaned, separators
+
+
+def _lex(line: str) -> list[str | _Word]:
+    """Words and operators; redirections become ``\\0redir:TARGET`` words."""
+    tokens: list[str | _Word] = []
+    i, n = 0, len(line)
+    while i < n:
+        ch = line[i]
+        if ch in " \t":
+            i += 1
+            continue
+        if ch == "#" and (i == 0 or line[i - 1] in " \t\n;&|()"):
+            while i < n and line[i] != "\n":
+                i += 1
+            continue
+        if ch == "\\" and i + 1 < n and line[i + 1] == "\n":
+            i += 2
+            continue
+        op = next((o for o in _OPERATORS if line.startswith(o, i)), None)
+        if op is not None:
+            tokens.append(op)
+            i += len(op)
+            continue
+        redirect, i2 = _redirection(line, i)
+        if redirect is not None:
+            tokens.append(_Word("\0redir:" + redirect))
+            i = i2
+            continue
+        word, i = _word(line, i)
+        tokens.append(word)
+    return tokens
+
+
+def _redirection(line: str, i: int) -> tuple[str | None, int]:
+    j = i
+    while j < len(line) and line[j].isdigit():
+        j += 1
+    rest = line[j:]
+    for op in ("&>>", "&>", ">>", ">|", ">&", "<>", "<<<", "<<", "<&", ">", "<"):
+        if rest.startswith(op):
+            break
+    else:
+        return None, i
+    if op == "<<":
+        raise _Unsupported("heredoc")
+    k = j + len(op)
+    while k < len(line) and line[k] in " \t":
+        k += 1
+    if k >= len(line):
+        raise _Unsupported("redirection without a target")
+    target, end = _word(line, k)
+    if op in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
+        return "&" + target.text, end
+    if op.startswith("<") and op != "<>":
+        return "<" + target.text, end  # reads only
+    return target.text, end
+
+
+def _word(line: str, i: int) -> tuple[_Word, int]:
+    out: list[str] = []
+    quoted = False
+    n = len(line)
+    while i < n:
+        ch = line[i]
+        if ch in " \t\n;&|()<>":
+            break
+        if ch == "\\":
+            if i + 1 < n:
+                out.append(line[i + 1])
+            i += 2
+            quoted = True
+            continue
+        if ch == "'":
+            end = line.find("'", i + 1)
+            if end < 0:
+                raise _Unsupported("unbalanced quote")
+            out.append(line[i + 1 : end])
+            i = end + 1
+            quoted = True
+            continue
+        if ch == '"':
+            i += 1
+            while i < n and line[i] != '"':
+                if line[i] == "\\" and i + 1 < n:
+                    out.append(line[i + 1])
+                    i += 2
+                    continue
+                if line[i] == "`" or line.startswith("$(", i):
+                    raise _Unsupported("command substitution")
+                out.append(line[i])
+                i += 1
+            if i >= n:
+                raise _Unsupported("unbalanced quote")
+            i += 1
+            quoted = True
+            continue
+        if ch == "`" or line.startswith("$(", i):
+            raise _Unsupported("command substitution")
+        out.append(ch)
+        i += 1
+    return _Word("".join(out), quoted), i

@@ -1,0 +1,108 @@
+"""Bounded collection of tool output, spilling to a file past the tool's size limit.
+
+Owns: the single mechanism every tool uses for large results (SPEC section 5): below the
+limit the output is kept in memory; past it, everything is streamed to a file in the spill
+directory and the result becomes a preview (head and tail), the path and the full size.
+Memory stays flat however large the output: at most ``limit + tail`` bytes are held.
+Must not: know which tool produced the bytes.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+from typing import BinaryIO
+
+__all__ = ["CollectedOutput", "OutputSink", "spill_text"]
+
+_HEAD = 2_000
+_TAIL = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class CollectedOutput:
+    text: str
+    truncated: bool
+    path: str | None
+    total_bytes: int
+
+
+class OutputSink:
+    """Accepts bytes as they come; ``collect()`` gives the model-facing text."""
+
+    def __init__(self, limit: int, spill_path: str) -> None:
+        self.limit = limit
+        self.spill_path = spill_path
+        self.total = 0
+        self._buf = bytearray()
+        self._tail = bytearray()
+        self._file: BinaryIO | None = None
+
+    @property
+    def spilled(self) -> bool:
+        return self._file is not None
+
+    def write(self, data: bytes) -> None:
+        self.total += len(data)
+        if self._file is None:
+            self._buf += data
+            if len(self._buf) > self.limit:
+                self._spill()
+            return
+        self._file.write(data)
+        self._tail += data
+        if len(self._tail) > 2 * _TAIL:
+            del self._tail[:-_TAIL]
+
+    def _spill(self) -> None:
+        self._file = open(self.spill_path, "wb")  # noqa: SIM115 - closed in collect()
+        self._file.write(self._buf)
+        self._tail = bytearray(self._buf[-_TAIL:])
+        del self._buf[_HEAD:]  # keep only the head for the preview
+
+    def collect(self) -> CollectedOutput:
+        """The output so far; safe to call more than once (partial output on cancel)."""
+        if self._file is None:
+            return CollectedOutput(_decode(bytes(self._buf)), False, None, self.total)
+        self._file.flush()
+        head = _decode_prefix(bytes(self._buf[:_HEAD]))
+        tail = _decode_suffix(bytes(self._tail[-_TAIL:]))
+        note = (
+            f"\n\n... [output truncated: {self.total:,} bytes in all; "
+            f"the full output is in {self.spill_path}] ...\n\n"
+        )
+        return CollectedOutput(head + note + tail, True, self.spill_path, self.total)
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def spill_text(text: str, limit: int, spill_path: str) -> CollectedOutput:
+    """Apply the same limit to a result a tool built in memory (file tools)."""
+    data = text.encode("utf-8", "surrogateescape")
+    if len(data) <= limit:
+        return CollectedOutput(text, False, None, len(data))
+    sink = OutputSink(limit, spill_path)
+    sink.write(data)
+    out = sink.collect()
+    sink.close()
+    return out
+
+
+def _decode(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _decode_prefix(data: bytes) -> str:
+    # A cut may split a multi-byte character: drop the broken end instead of a U+FFFD.
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    return decoder.decode(data, final=False)
+
+
+def _decode_suffix(data: bytes) -> str:
+    for skip in range(4):  # skip continuation bytes of a character cut at the start
+        if skip < len(data) and (data[skip] & 0xC0) != 0x80:
+            return _decode(data[skip:])
+    return _decode(data)
+

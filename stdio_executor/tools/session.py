@@ -1,0 +1,49 @@
+"""State that outlives one tool call and belongs to the daemon's session.
+
+Owns: the workspace root, where oversized results are spilled, the registry of child
+process groups, and what Read has seen (Write and Edit refuse to clobber a file the model
+has not read, or that changed on disk since).
+Must not: hold per-turn scheduling state (that is the core's).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+
+from ..processes import ProcessRegistry
+
+__all__ = ["FileStamp", "Session"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    mtime_ns: int
+    size: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileStamp:
+        return cls(st.st_mtime_ns, st.st_size)
+
+
+@dataclass(slots=True)
+class Session:
+    workspace: str
+    spill_dir: str
+    processes: ProcessRegistry
+    session_id: str = ""
+    read_files: dict[str, FileStamp] = field(default_factory=dict)
+    # Commands started with run_in_background; kept so they are reaped, not garbage.
+    background: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _spill_ready: bool = False
+
+    def spill_path(self, tool_use_id: str, suffix: str = ".txt") -> str:
+        if not self._spill_ready:
+            os.makedirs(self.spill_dir, mode=0o700, exist_ok=True)
+            self._spill_ready = True
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id)
+        return os.path.join(self.spill_dir, f"{safe or 'tool'}{suffix}")
+
+    def remember_read(self, path: str, st: os.stat_result) -> None:
+        self.read_files[path] = FileStamp.of(st)
