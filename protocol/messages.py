@@ -11,7 +11,7 @@ Commands and events are tagged unions on ``type``. Unknown fields in a command a
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 import msgspec
 
@@ -88,14 +88,14 @@ class ToolUse(msgspec.Struct, frozen=True, kw_only=True):
     type: Literal["tool_use"] = "tool_use"
 
 
-class AddTool(_Message, tag="add_tool"):
+class AddTool(_Message, tag="add_tool", frozen=True, kw_only=True):
     """Schedule one tool call; it starts as soon as the concurrency rules allow."""
 
     tool_use: ToolUse
     request_id: str | None = None
 
 
-class Interrupt(_Message, tag="interrupt"):
+class Interrupt(_Message, tag="interrupt", frozen=True, kw_only=True):
     """Cancel unfinished tools of the open turn.
 
     ``reason == "interrupt"`` (the user typed a new message) cancels only tools whose
@@ -106,19 +106,19 @@ class Interrupt(_Message, tag="interrupt"):
     request_id: str | None = None
 
 
-class Discard(_Message, tag="discard"):
+class Discard(_Message, tag="discard", frozen=True, kw_only=True):
     """Throw the open turn away: nothing more of it is written (a retried stream)."""
 
     request_id: str | None = None
 
 
-class Drain(_Message, tag="drain"):
+class Drain(_Message, tag="drain", frozen=True, kw_only=True):
     """Wait until every tool of the turn has its result written, then end the turn."""
 
     request_id: str | None = None
 
 
-Command = Union[AddTool, Interrupt, Discard, Drain]
+Command = AddTool | Interrupt | Discard | Drain
 
 # ----------------------------------------------------------------------------- events
 
@@ -147,7 +147,7 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     result_order: Literal["strict", "barrier"]
 
 
-class Ready(_Message, tag="ready"):
+class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     protocol_version: int
     version: str
     pid: int
@@ -156,13 +156,13 @@ class Ready(_Message, tag="ready"):
     limits: Limits
 
 
-class ToolStarted(_Message, tag="tool_started"):
+class ToolStarted(_Message, tag="tool_started", frozen=True, kw_only=True):
     tool_use_id: str
     name: str
     turn: int
 
 
-class Progress(_Message, tag="progress"):
+class Progress(_Message, tag="progress", frozen=True, kw_only=True):
     tool_use_id: str
     data: dict[str, Any]
 
@@ -179,7 +179,7 @@ class ResultMeta(msgspec.Struct, frozen=True, kw_only=True):
     output_bytes: int | None = None
 
 
-class ToolResult(_Message, tag="tool_result"):
+class ToolResult(_Message, tag="tool_result", frozen=True, kw_only=True):
     """Minus ``meta``, exactly an Anthropic ``tool_result`` content block."""
 
     tool_use_id: str
@@ -188,7 +188,7 @@ class ToolResult(_Message, tag="tool_result"):
     meta: ResultMeta
 
 
-class Drained(_Message, tag="drained"):
+class Drained(_Message, tag="drained", frozen=True, kw_only=True):
     request_id: str | None = None
     turn: int | None = None
     results: int = 0
@@ -196,13 +196,13 @@ class Drained(_Message, tag="drained"):
     by_status: dict[str, int] = msgspec.field(default_factory=dict)
 
 
-class Discarded(_Message, tag="discarded"):
+class Discarded(_Message, tag="discarded", frozen=True, kw_only=True):
     tool_use_ids: list[str]
     request_id: str | None = None
     turn: int | None = None
 
 
-class Interrupted(_Message, tag="interrupted"):
+class Interrupted(_Message, tag="interrupted", frozen=True, kw_only=True):
     """Acknowledges an ``interrupt``: which tools it cancelled (their results follow)."""
 
     reason: str
@@ -211,7 +211,7 @@ class Interrupted(_Message, tag="interrupted"):
     turn: int | None = None
 
 
-class ErrorEvent(_Message, tag="error"):
+class ErrorEvent(_Message, tag="error", frozen=True, kw_only=True):
     code: ErrorCode
     message: str
     line: int | None = None
@@ -219,13 +219,4 @@ class ErrorEvent(_Message, tag="error"):
     tool_use_id: str | None = None
 
 
-Event = Union[
-    Ready,
-    ToolStarted,
-    Progress,
-    ToolResult,
-    Drained,
-    Discarded,
-    Interrupted,
-    ErrorEvent,
-]
+Event = Ready | ToolStarted | Progress | ToolResult | Drained | Discarded | Interrupted | ErrorEvent

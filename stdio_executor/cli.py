@@ -183,7 +183,9 @@ def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
         version=__version__,
         pid=os.getpid(),
         tools=[
-            ToolDefinition(name=s.name, description=s.description, input_schema=dict(s.input_schema))
+            ToolDefinition(
+                name=s.name, description=s.description, input_schema=dict(s.input_schema)
+            )
             for s in specs
         ],
         tool_info={

@@ -246,8 +246,7 @@ INTERRUPTED_MESSAGE = (
     "</tool_use_error>"
 )
 SHUTDOWN_MESSAGE = (
-    "<tool_use_error>The tool executor shut down before this tool use finished."
-    "</tool_use_error>"
+    "<tool_use_error>The tool executor shut down before this tool use finished.</tool_use_error>"
 )
 _SIBLING_LABEL_CHARS = 40
 

@@ -145,16 +145,15 @@ class WireWriter:
                 if self._buf and not self.closed:
                     await anyio.wait_writable(self._fd)
 
-    async def flush(self, timeout: float) -> None:
-        """Write everything queued, waiting at most ``timeout`` for a slow host."""
-        with anyio.move_on_after(timeout):
-            while self._buf and not self.closed:
-                self._write_some()
-                if self._buf and not self.closed:
-                    if self._pollable:
-                        await anyio.wait_writable(self._fd)
-                    else:
-                        await anyio.lowlevel.checkpoint()
+    async def flush(self) -> None:
+        """Write everything queued (callers bound the wait for a slow host)."""
+        while self._buf and not self.closed:
+            self._write_some()
+            if self._buf and not self.closed:
+                if self._pollable:
+                    await anyio.wait_writable(self._fd)
+                else:
+                    await anyio.lowlevel.checkpoint()
 
     def _write_some(self) -> None:
         try:

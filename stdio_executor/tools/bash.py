@@ -13,7 +13,6 @@ terminal would, and one reader serves both.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import math
 import os
@@ -41,12 +40,13 @@ KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
 # still be writing into the shared pipe before giving up on EOF.
 _DRAIN_AFTER_EXIT_S = 0.1
 _PROGRESS_INTERVAL_S = 0.1
-_PROGRESS_MAX_CHARS = 8_192
+_PROGRESS_MAX_CHARS = 8_192  # bytes of output per progress event, newest kept
+_READ_SIZE = 256 * 1024
 
 # $1: file that receives the final working directory; $2: the command. The EXIT trap also
 # fires when the command calls `exit`, so `cd x && exit 3` still moves the session.
 _WRAPPER = (
-    '__se_cwd_file=$1; __se_command=$2; shift 2; '
+    "__se_cwd_file=$1; __se_command=$2; shift 2; "
     "trap 'pwd -P >\"$__se_cwd_file\" 2>/dev/null' EXIT; "
     'eval "$__se_command"'
 )
@@ -105,7 +105,8 @@ class BashTool(Tool):
                 start_new_session=True,
             )
         except OSError as exc:
-            where = f" in {ctx.cwd}" if not os.path.isdir(ctx.cwd) else ""
+            missing = not os.path.isdir(ctx.cwd)  # noqa: ASYNC240 - error path, one stat
+            where = f" in {ctx.cwd} (it no longer exists)" if missing else ""
             return ToolOutcome(f"Could not start bash{where}: {exc}", is_error=True)
         registry = ctx.session.processes
         registry.register(process.pid)
@@ -172,58 +173,63 @@ class BashTool(Tool):
 
 
 async def _pump(process: anyio.abc.Process, sink: OutputSink, ctx: ToolContext) -> None:
-    """Copy the shell's output into the sink, with coalesced progress, until it exits."""
+    """Copy the shell's output into the sink, with coalesced progress, until it exits.
+
+    Progress carries at most the newest ``_PROGRESS_MAX_CHARS`` bytes since the previous
+    event, decoded only when sent: a command writing a gigabyte costs no text decoding.
+    """
     assert process.stdout is not None
     stdout = process.stdout
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    pending: list[str] = []
-    pending_chars = 0
+    pending = bytearray()
     elided = 0
     next_emit = 0.0
     started = anyio.current_time()
+    carry = b""  # an incomplete UTF-8 sequence held back for the next event
 
-    def emit() -> None:
-        nonlocal pending, pending_chars, elided, next_emit
-        if pending or elided:
+    def emit(final: bool = False) -> None:
+        nonlocal pending, elided, next_emit, carry
+        if pending or elided or (final and carry):
+            data_bytes = carry + bytes(pending)
+            cut = len(data_bytes) if final else _complete_utf8(data_bytes)
+            carry = data_bytes[cut:]
             data: dict[str, Any] = {
                 "kind": "bash_output",
-                "text": "".join(pending),
+                "text": data_bytes[:cut].decode("utf-8", "replace"),
                 "total_bytes": sink.total,
                 "elapsed_ms": round((anyio.current_time() - started) * 1000),
             }
             if elided:
-                data["elided_chars"] = elided
+                data["elided_bytes"] = elided
             ctx.progress(data)
-        pending, pending_chars, elided = [], 0, 0
+        pending = bytearray()
+        elided = 0
         next_emit = anyio.current_time() + _PROGRESS_INTERVAL_S
 
     async def read_all() -> None:
-        nonlocal pending_chars, elided
+        nonlocal pending, elided, carry
         while True:
             wait = math.inf if not pending else max(0.0, next_emit - anyio.current_time())
             with anyio.move_on_after(wait) as idle:
                 try:
-                    chunk = await stdout.receive(65536)
+                    chunk = await stdout.receive(_READ_SIZE)
                 except (anyio.EndOfStream, anyio.ClosedResourceError):
                     break
             if idle.cancelled_caught:
                 emit()
                 continue
             sink.write(chunk)
-            text = decoder.decode(chunk)
-            if text:
-                pending.append(text)
-                pending_chars += len(text)
-                if pending_chars > _PROGRESS_MAX_CHARS:
-                    # A chatty command must not flood the host: keep the newest text only.
-                    joined = "".join(pending)
-                    cut = len(joined) - _PROGRESS_MAX_CHARS
-                    elided += cut
-                    pending[:] = [joined[cut:]]
-                    pending_chars = _PROGRESS_MAX_CHARS
+            pending += chunk
+            if len(pending) > _PROGRESS_MAX_CHARS:
+                # A chatty command must not flood the host: keep the newest output only.
+                cut = len(pending) - _PROGRESS_MAX_CHARS
+                while cut < len(pending) and (pending[cut] & 0xC0) == 0x80:
+                    cut += 1  # do not start inside a multi-byte character
+                elided += cut + len(carry)
+                carry = b""
+                del pending[:cut]
             if anyio.current_time() >= next_emit:
                 emit()
-        emit()
+        emit(final=True)
 
     async with anyio.create_task_group() as tg:
         reader_done = anyio.Event()
@@ -239,9 +245,20 @@ async def _pump(process: anyio.abc.Process, sink: OutputSink, ctx: ToolContext) 
         with anyio.move_on_after(_DRAIN_AFTER_EXIT_S):
             await reader_done.wait()
         tg.cancel_scope.cancel("shell exited; background children keep the pipe open")
-    tail = decoder.decode(b"", final=True)
-    if tail:
-        ctx.progress({"kind": "bash_output", "text": tail, "total_bytes": sink.total})
+
+
+def _complete_utf8(data: bytes) -> int:
+    """Length of the longest prefix that does not end inside a UTF-8 sequence."""
+    end = len(data)
+    for back in range(1, min(4, end) + 1):
+        byte = data[end - back]
+        if byte & 0xC0 == 0x80:
+            continue  # a continuation byte: look further back for the lead byte
+        if byte >= 0xC0:
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return end - back if back < need else end
+        return end
+    return end
 
 
 async def _stop_group(process: anyio.abc.Process) -> None:

@@ -18,16 +18,86 @@ __all__ = ["CommandInfo", "analyze", "split_simple_commands"]
 # Commands that never write files or change the session when used with any arguments,
 # except the per-command exceptions below.
 _READ_ONLY = frozenset(
-    """
-    ls cat echo printf date sleep pwd grep egrep fgrep rg head tail wc sort cut tr nl od
-    hexdump file stat du df basename dirname realpath readlink which whoami id uname true
-    false test [ diff cmp seq md5sum sha1sum sha256sum sha512sum cksum printenv tree column
-    jq fold rev tac strings uniq expr numfmt locale nproc arch groups type
-    """.split()
+    [
+        "ls",
+        "cat",
+        "echo",
+        "printf",
+        "date",
+        "sleep",
+        "pwd",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "head",
+        "tail",
+        "wc",
+        "sort",
+        "cut",
+        "tr",
+        "nl",
+        "od",
+        "hexdump",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "which",
+        "whoami",
+        "id",
+        "uname",
+        "true",
+        "false",
+        "test",
+        "[",
+        "diff",
+        "cmp",
+        "seq",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "cksum",
+        "printenv",
+        "tree",
+        "column",
+        "jq",
+        "fold",
+        "rev",
+        "tac",
+        "strings",
+        "uniq",
+        "expr",
+        "numfmt",
+        "locale",
+        "nproc",
+        "arch",
+        "groups",
+        "type",
+    ]
 )
 _GIT_READ_ONLY = frozenset(
-    "status log diff show rev-parse ls-files ls-tree blame describe shortlog cat-file "
-    "grep show-ref reflog".split()
+    [
+        "status",
+        "log",
+        "diff",
+        "show",
+        "rev-parse",
+        "ls-files",
+        "ls-tree",
+        "blame",
+        "describe",
+        "shortlog",
+        "cat-file",
+        "grep",
+        "show-ref",
+        "reflog",
+    ]
 )
 # Exit status 1 of these means "no match / differs / false", not "failed".
 _NOTHING_FOUND = frozenset({"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "["})
@@ -130,9 +200,8 @@ def _split(tokens: list[str | _Word]) -> tuple[list[list[_Word]], list[str]]:
         if isinstance(token, _Word):
             current.append(token)
             continue
-        if token in ("(", ")"):
-            continue  # subshells and groups: their commands are checked like any other
-        separators.append(token)
+        if token not in ("(", ")"):  # a subshell's commands are checked like any other
+            separators.append(token)
         if current:
             commands.append(current)
         current = []
@@ -196,6 +265,8 @@ def _redirection(line: str, i: int) -> tuple[str | None, int]:
     if k >= len(line):
         raise _Unsupported("redirection without a target")
     target, end = _word(line, k)
+    if not target.text and not target.quoted:
+        raise _Unsupported("process substitution or a missing redirection target")
     if op in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
         return "&" + target.text, end
     if op.startswith("<") and op != "<>":

@@ -139,10 +139,12 @@ class ToolRegistry:
         if canonical is None:
             return None
         entry = self._entries[canonical]
-        if isinstance(entry.impl, str):
-            module, _, attr = entry.impl.partition(":")
-            entry.impl = getattr(importlib.import_module(module), attr)(entry.spec)
-        return entry.impl
+        if isinstance(entry.impl, Tool):
+            return entry.impl
+        module, _, attr = entry.impl.partition(":")
+        tool: Tool = getattr(importlib.import_module(module), attr)(entry.spec)
+        entry.impl = tool
+        return tool
 
     def warm(self) -> None:
         """Load every implementation (and pydantic) ahead of the first call."""

@@ -16,13 +16,13 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "MODELS",
     "BashInput",
     "EditInput",
     "GlobInput",
     "GrepInput",
     "ReadInput",
     "WriteInput",
-    "MODELS",
 ]
 
 
@@ -38,8 +38,7 @@ class BashInput(_Input):
     description: str | None = Field(
         default=None,
         description=(
-            "Clear, concise description of what this command does in 5-10 words, "
-            "in active voice."
+            "Clear, concise description of what this command does in 5-10 words, in active voice."
         ),
     )
     run_in_background: bool | None = Field(
@@ -104,11 +103,15 @@ class GrepInput(_Input):
     )
     path: str | None = Field(
         default=None,
-        description="File or directory to search in (rg PATH). Defaults to current working directory.",
+        description=(
+            "File or directory to search in (rg PATH). Defaults to current working directory."
+        ),
     )
     glob: str | None = Field(
         default=None,
-        description='Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob',
+        description=(
+            'Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob'
+        ),
     )
     output_mode: Literal["content", "files_with_matches", "count"] | None = Field(
         default=None,
@@ -121,17 +124,24 @@ class GrepInput(_Input):
     before: int | None = Field(
         default=None,
         alias="-B",
-        description='Number of lines to show before each match (rg -B). Requires output_mode: "content".',
+        description=(
+            'Number of lines to show before each match (rg -B). Requires output_mode: "content".'
+        ),
     )
     after: int | None = Field(
         default=None,
         alias="-A",
-        description='Number of lines to show after each match (rg -A). Requires output_mode: "content".',
+        description=(
+            'Number of lines to show after each match (rg -A). Requires output_mode: "content".'
+        ),
     )
     context: int | None = Field(
         default=None,
         alias="-C",
-        description='Number of lines to show before and after each match (rg -C). Requires output_mode: "content".',
+        description=(
+            "Number of lines to show before and after each match (rg -C). "
+            'Requires output_mode: "content".'
+        ),
     )
     line_numbers: bool | None = Field(
         default=None,

@@ -105,4 +105,3 @@ def _decode_suffix(data: bytes) -> str:
         if skip < len(data) and (data[skip] & 0xC0) != 0x80:
             return _decode(data[skip:])
     return _decode(data)
-

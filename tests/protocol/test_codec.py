@@ -1,0 +1,110 @@
+"""Decoding commands (every way a line can be wrong) and encoding events."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from protocol import (
+    AddTool,
+    CommandDecoder,
+    Drain,
+    ErrorEvent,
+    Interrupt,
+    Progress,
+    ResultMeta,
+    ToolResult,
+    decode_event,
+    encode_event,
+)
+
+decoder = CommandDecoder()
+
+
+def test_add_tool_decodes_with_extra_fields_ignored() -> None:
+    line = (
+        b'{"type":"add_tool","host_note":1,"request_id":"r1","tool_use":'
+        b'{"type":"tool_use","id":"t1","name":"Read","input":{"file_path":"x"}}}'
+    )
+    cmd = decoder.decode(line, 1)
+    assert isinstance(cmd, AddTool)
+    assert cmd.request_id == "r1"
+    assert cmd.tool_use.input == {"file_path": "x"}
+
+
+def test_interrupt_reason_defaults_to_abort() -> None:
+    cmd = decoder.decode(b'{"type":"interrupt"}', 1)
+    assert isinstance(cmd, Interrupt)
+    assert cmd.reason == "abort"
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b"{nope", "invalid_json"),
+        (b'{"type":"drain"} trailing', "invalid_json"),
+        (b"[1,2]", "not_an_object"),
+        (b'"drain"', "not_an_object"),
+        (b'{"request_id":"x"}', "missing_type"),
+        (b'{"type":"launch_rockets"}', "unknown_type"),
+        (b'{"type":"add_tool"}', "invalid_command"),
+        (b'{"type":"add_tool","tool_use":{"id":"a","name":"Bash","input":[]}}', "invalid_command"),
+        (b'{"type":"drain","request_id":5}', "invalid_command"),
+        (b'{"type":"drain","request_id":"\xff"}', "invalid_utf8"),
+    ],
+)
+def test_bad_lines_get_a_stable_code_and_the_line_number(line: bytes, code: str) -> None:
+    result = decoder.decode(line, 7)
+    assert isinstance(result, ErrorEvent)
+    assert result.code == code
+    assert result.line == 7
+    assert "7" in result.message
+
+
+def test_a_bad_command_echoes_its_request_id_and_tool_use_id() -> None:
+    result = decoder.decode(
+        b'{"type":"add_tool","request_id":"r9","tool_use":{"id":"t9","name":3}}', 2
+    )
+    assert isinstance(result, ErrorEvent)
+    assert (result.request_id, result.tool_use_id) == ("r9", "t9")
+
+
+def test_events_are_one_compact_line() -> None:
+    data = encode_event(Drain_event())
+    assert data.endswith(b"\n")
+    assert data.count(b"\n") == 1
+    assert b" " not in data
+
+
+def Drain_event() -> Progress:
+    return Progress(tool_use_id="t", data={"text": "a\nb"})
+
+
+def test_line_separators_are_escaped_so_every_host_sees_one_line() -> None:
+    event = Progress(tool_use_id="t", data={"text": "a\u2028b\u2029c"})
+    data = encode_event(event)
+    assert b"\xe2\x80\xa8" not in data and b"\xe2\x80\xa9" not in data
+    assert json.loads(data)["data"]["text"] == "a\u2028b\u2029c"
+    assert decode_event(data) == event
+
+
+def test_tool_result_minus_meta_is_an_api_tool_result_block() -> None:
+    event = ToolResult(
+        tool_use_id="toolu_1",
+        content="hi",
+        is_error=False,
+        meta=ResultMeta(status="success", turn=1),
+    )
+    block = json.loads(encode_event(event))
+    del block["meta"]
+    assert block == {
+        "type": "tool_result",
+        "tool_use_id": "toolu_1",
+        "content": "hi",
+        "is_error": False,
+    }
+
+
+def test_drain_round_trips() -> None:
+    assert isinstance(decoder.decode(b'{"type":"drain","request_id":"d"}', 1), Drain)

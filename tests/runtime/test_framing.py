@@ -1,0 +1,36 @@
+"""Line framing: numbering, CRLF, blank lines, and the size bound."""
+
+from __future__ import annotations
+
+from stdio_executor.runtime.framing import LineFramer, TooLong
+
+
+def test_lines_split_across_chunks_are_joined_and_numbered() -> None:
+    f = LineFramer(1000)
+    assert f.feed(b'{"a":') == []
+    assert f.feed(b'1}\n{"b":2}\n{"c"') == [(1, b'{"a":1}'), (2, b'{"b":2}')]
+    assert f.eof() == [(3, b'{"c"')]
+
+
+def test_crlf_is_accepted_and_blank_lines_are_skipped_but_counted() -> None:
+    f = LineFramer(1000)
+    assert f.feed(b"x\r\n\r\n   \n\ny\n") == [(1, b"x"), (5, b"y")]
+
+
+def test_an_over_long_line_is_skipped_without_being_kept() -> None:
+    f = LineFramer(10)
+    assert f.feed(b"short\n" + b"x" * 8) == [(1, b"short")]
+    assert f.feed(b"y" * 100_000) == []
+    assert len(f._buf) == 0  # nothing of the long line is held
+    assert f.feed(b"zz\nok\n") == [TooLong(2, 8 + 100_000 + 2), (3, b"ok")]
+
+
+def test_an_over_long_line_inside_one_chunk_is_reported() -> None:
+    f = LineFramer(4)
+    assert f.feed(b"12345\nabc\n") == [TooLong(1, 5), (2, b"abc")]
+
+
+def test_an_unterminated_over_long_line_is_reported_at_eof() -> None:
+    f = LineFramer(4)
+    assert f.feed(b"123456") == []
+    assert f.eof() == [TooLong(1, 6)]
