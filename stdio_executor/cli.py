@@ -98,11 +98,11 @@ def _parser() -> argparse.ArgumentParser:
         "directory under the system temp dir; files are kept after exit)",
     )
     p.add_argument(
-        "--tools",
+        "--builtin-tools",
         dest="enabled",
         default=None,
         metavar="NAMES",
-        help="comma-separated built-in tools to enable (default: all)",
+        help="comma-separated built-in tools to enable, e.g. Read,Grep (default: all)",
     )
     p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     p.add_argument("--log-format", default="text", choices=("text", "json"))
@@ -138,7 +138,7 @@ def _serve(config: Config) -> int:
     specs = builtin_specs(config.tools)
     unknown = set(config.tools or ()) - {s.name for s in specs}
     if unknown:
-        sys.stderr.write(f"stdio-executor: unknown tools in --tools: {sorted(unknown)}\n")
+        sys.stderr.write(f"stdio-executor: unknown tools in --builtin-tools: {sorted(unknown)}\n")
         return EXIT_USAGE
     registry = ToolRegistry(specs)
     fds = claim_stdio()

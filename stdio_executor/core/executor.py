@@ -524,7 +524,7 @@ class Executor:
         message = SHUTDOWN_MESSAGE if reason is CancelReason.SHUTDOWN else INTERRUPTED_MESSAGE
         content: Content = message
         if isinstance(partial.content, str) and partial.content.strip():
-            content = f"{message}\nOutput before it stopped:\n{partial.content}"
+            content = f"{message}\nOutput before it stopped:\n{partial.content.rstrip()}"
         return Outcome(content, True, "interrupted", extra, True)
 
     def _schedule(self, actions: list[Action]) -> None:

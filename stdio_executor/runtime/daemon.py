@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import select
 import signal
 import sys
 import time
@@ -65,6 +66,7 @@ from ..core import (
     sibling_label,
 )
 from ..core.executor import InterruptRequested, ShutdownRequested
+from ..processes import group_alive
 from ..tools.base import InputError, Tool, ToolContext, ToolOutcome
 from ..tools.catalog import ToolRegistry
 from ..tools.session import Session
@@ -87,6 +89,14 @@ class _Finished:
     turn: int
     tool_use_id: str
     outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """An ``add_tool`` with the input line it came from (for error events)."""
+
+    lineno: int
+    command: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +205,14 @@ class Daemon:
     async def _finish(self) -> None:
         for running in self._running.values():
             running.scope.cancel("daemon exiting")
-        self.session.processes.close()
+        processes = self.session.processes
+        if processes.groups:
+            # Leftover groups (background commands): a chance to exit cleanly, then KILL.
+            processes.kill_all(signal.SIGTERM)
+            with anyio.move_on_after(0.5):
+                while any(group_alive(g) for g in processes.groups):  # noqa: ASYNC110
+                    await anyio.sleep(0.02)  # no event tells us a group emptied: poll
+        processes.close()
         for process in self.session.background:
             process.poll()
         if not self.wire.closed:
@@ -234,8 +251,10 @@ class Daemon:
             self._running.pop((item.turn, item.tool_use_id), None)
             event = ToolFinished(item.tool_use_id, item.outcome, turn=item.turn)
             self._perform(self.core.handle(event))
+        elif isinstance(item, _Line):
+            self._dispatch_command(item.command, item.lineno)
         elif isinstance(item, AddTool):
-            self._add_tool(item)
+            self._add_tool(item, None)
         elif isinstance(item, Interrupt):
             self._perform(self.core.handle(InterruptRequested(item.reason, item.request_id)))
         elif isinstance(item, Discard):
@@ -255,6 +274,12 @@ class Daemon:
             self._on_host_gone(item.why)
         else:  # pragma: no cover
             raise TypeError(f"unexpected inbox item {item!r}")
+
+    def _dispatch_command(self, command: Any, lineno: int) -> None:
+        if isinstance(command, AddTool):
+            self._add_tool(command, lineno)
+        else:
+            self._dispatch(command)
 
     def _on_signal(self, signum: int) -> None:
         code = 128 + signum
@@ -279,34 +304,53 @@ class Daemon:
 
     # --------------------------------------------------------------------- commands
 
-    def _add_tool(self, cmd: AddTool) -> None:
+    def _add_tool(self, cmd: AddTool, lineno: int | None) -> None:
         use = cmd.tool_use
         if self.core.holds(use.id):
-            self._perform(self.core.handle(ToolAdded(use.id, use.name, safe=True)))
+            self._emit(
+                ErrorEvent(
+                    code="duplicate_tool_use_id",
+                    message=(
+                        f"tool_use id {use.id!r} is already in turn {self.core.turn}; "
+                        "this add_tool was ignored"
+                    ),
+                    line=lineno,
+                    request_id=cmd.request_id,
+                    tool_use_id=use.id,
+                )
+            )
             return
-        tool = self.registry.get(use.name)
-        if tool is None:
-            message = f"<tool_use_error>Error: No such tool available: {use.name}</tool_use_error>"
-            outcome = Outcome(message, True, "unknown_tool")
-            self._perform(self.core.handle(ToolAdded(use.id, use.name, True, outcome=outcome)))
-            return
-        spec = tool.spec
-        label: str | None = None
         try:
-            value = tool.validate(use.input)
-        except InputError as exc:
-            if spec.cancels_siblings:
-                label = sibling_label(spec.name, str(use.input.get("command", "")))
-            outcome = Outcome(str(exc), True, "invalid_input")
-            added = ToolAdded(use.id, spec.name, True, spec.interrupt_behavior, label, outcome)
-            self._perform(self.core.handle(added))
-            return
-        if spec.cancels_siblings:
-            label = sibling_label(spec.name, tool.describe(value))
-        safe = tool.is_concurrency_safe(value)
-        self._inputs[use.id] = (tool, value)
-        added = ToolAdded(use.id, spec.name, safe, spec.interrupt_behavior, label)
+            added = self._classify(use.id, use.name, use.input)
+        except Exception as exc:
+            # A bug in a tool's loading or validation must still give this call a result
+            # ("every add_tool gets exactly one tool_result"), and the daemon goes on.
+            log.exception("could not prepare tool %s", use.name)
+            message = f"<tool_use_error>Error: {type(exc).__name__}: {exc}</tool_use_error>"
+            added = ToolAdded(use.id, use.name, True, outcome=Outcome(message, True, "error"))
         self._perform(self.core.handle(added))
+
+    def _classify(self, tool_use_id: str, name: str, raw: dict[str, Any]) -> ToolAdded:
+        """Resolve, validate and classify one call; what the core needs to schedule it."""
+        tool = self.registry.get(name)
+        if tool is None:
+            message = f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>"
+            return ToolAdded(
+                tool_use_id, name, True, outcome=Outcome(message, True, "unknown_tool")
+            )
+        spec = tool.spec
+        try:
+            value = tool.validate(raw)
+        except InputError as exc:
+            label = None
+            if spec.cancels_siblings:  # an invalid Bash call is a failed Bash call
+                label = sibling_label(spec.name, str(raw.get("command", "")))
+            outcome = Outcome(str(exc), True, "invalid_input")
+            return ToolAdded(tool_use_id, spec.name, True, spec.interrupt_behavior, label, outcome)
+        label = sibling_label(spec.name, tool.describe(value)) if spec.cancels_siblings else None
+        safe = tool.is_concurrency_safe(value)
+        self._inputs[tool_use_id] = (tool, value)
+        return ToolAdded(tool_use_id, spec.name, safe, spec.interrupt_behavior, label)
 
     # ---------------------------------------------------------------------- actions
 
@@ -411,6 +455,10 @@ class Daemon:
                     output_bytes=partial.total_bytes,
                 )
             outcome = Outcome(partial.text if partial else "", True, "interrupted", extra, True)
+        if ctx.sink is not None:
+            # A cancelled or crashed tool never reached its own close: the spill file's fd
+            # would leak for the daemon's lifetime.
+            ctx.sink.close()
         self.inbox.put(_Finished(turn, ctx.tool_use_id, outcome))
 
     def _outcome(self, result: ToolOutcome, started: float) -> Outcome:
@@ -493,7 +541,8 @@ class Daemon:
                 line=line.lineno,
             )
         lineno, data = line
-        return decode(data, lineno)
+        command = decode(data, lineno)
+        return _Line(lineno, command) if isinstance(command, AddTool) else command
 
     async def _watch_signals(self) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
@@ -501,11 +550,16 @@ class Daemon:
                 self.inbox.put(_Signal(signum))
 
     async def _watch_parent(self) -> None:
+        """Notice a host that died or stopped reading even while nothing is written."""
         parent = os.getppid()
-        if parent == 1:
-            return  # started detached: there is no host process to watch
+        poller = select.poll()
+        # An empty event mask still reports POLLERR/POLLHUP: the pipe's read end is closed.
+        poller.register(self.fds.output_fd, 0)
         while True:
             await anyio.sleep(_PARENT_POLL_S)
-            if os.getppid() != parent:
+            if parent != 1 and os.getppid() != parent:
                 self.inbox.put(_HostGone(f"parent process {parent} exited"))
+                return
+            if poller.poll(0):
+                self.inbox.put(_HostGone("stdout closed"))
                 return

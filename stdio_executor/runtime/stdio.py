@@ -105,6 +105,7 @@ class WireWriter:
         self._buf = bytearray()
         self._wake = anyio.Event()
         self._drained: anyio.Event | None = None
+        self._empty: anyio.Event | None = None  # set when the buffer empties (flush)
         self._on_closed = on_closed
         self.closed = False
         self._pollable = _pollable(self._fd)
@@ -146,14 +147,17 @@ class WireWriter:
                     await anyio.wait_writable(self._fd)
 
     async def flush(self) -> None:
-        """Write everything queued (callers bound the wait for a slow host)."""
+        """Write everything queued (callers bound the wait for a slow host).
+
+        Only the writer task ever waits on the fd: anyio refuses a second waiter with
+        ``BusyResourceError``, which a slow host at exit used to turn into exit code 1 and
+        lost results. So this wakes the writer and waits for the buffer to empty.
+        """
+        self.kick()
         while self._buf and not self.closed:
-            self._write_some()
-            if self._buf and not self.closed:
-                if self._pollable:
-                    await anyio.wait_writable(self._fd)
-                else:
-                    await anyio.lowlevel.checkpoint()
+            if self._empty is None:
+                self._empty = anyio.Event()
+            await self._empty.wait()
 
     def _write_some(self) -> None:
         try:
@@ -166,6 +170,9 @@ class WireWriter:
                 return
             raise
         del self._buf[:written]
+        if not self._buf and self._empty is not None:
+            self._empty.set()
+            self._empty = None
         if self._drained is not None and len(self._buf) < _BACKLOG_LIMIT // 2:
             self._drained.set()
             self._drained = None
@@ -176,4 +183,6 @@ class WireWriter:
         self._wake.set()
         if self._drained is not None:
             self._drained.set()
+        if self._empty is not None:
+            self._empty.set()
         self._on_closed()

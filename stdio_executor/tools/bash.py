@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 
 from ..processes import group_alive
-from .base import InputError, Tool, ToolContext, ToolOutcome
+from .base import Tool, ToolContext, ToolOutcome
 from .bash_syntax import CommandInfo, analyze
 from .output import OutputSink
 
@@ -66,11 +66,6 @@ class BashTool(Tool):
         from .validation import validate_model
 
         value = validate_model(self.spec.name, BashInput, raw)
-        if not value.command.strip():
-            raise InputError(
-                "<tool_use_error>InputValidationError: Bash failed due to the following "
-                "issue:\n- `command`: must not be empty</tool_use_error>"
-            )
         timeout = value.timeout if value.timeout and value.timeout > 0 else DEFAULT_TIMEOUT_MS
         # Claude Code clamps rather than refuses an over-long timeout; so do we.
         return _Call(
@@ -92,6 +87,12 @@ class BashTool(Tool):
         call: _Call = value
         if call.background:
             return self._start_background(call, ctx)
+        cwd, note = ctx.cwd, ""
+        if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, no await needed
+            # The session's directory was deleted (`rmdir` of where we `cd`'d): fall back to
+            # the workspace, as Claude Code does, instead of failing every later call.
+            cwd = ctx.session.workspace
+            note = f"(The working directory {ctx.cwd} no longer exists; ran in {cwd}.)\n"
         cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
         sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
         ctx.sink = sink
@@ -101,13 +102,11 @@ class BashTool(Tool):
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                cwd=ctx.cwd,
+                cwd=cwd,
                 start_new_session=True,
             )
         except OSError as exc:
-            missing = not os.path.isdir(ctx.cwd)  # noqa: ASYNC240 - error path, one stat
-            where = f" in {ctx.cwd} (it no longer exists)" if missing else ""
-            return ToolOutcome(f"Could not start bash{where}: {exc}", is_error=True)
+            return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
         registry = ctx.session.processes
         registry.register(process.pid)
         timed_out = False
@@ -129,9 +128,9 @@ class BashTool(Tool):
             registry.forget_if_empty(process.pid)
             with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
                 await process.aclose()
+        out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
         new_cwd = _read_cwd(cwd_file)
-        out = sink.collect()
         code = _exit_code(process.returncode)
         text = out.text.rstrip("\n")
         extra: dict[str, Any] = {
@@ -147,7 +146,10 @@ class BashTool(Tool):
         is_error = code != 0 and not (code == 1 and call.info.exit_1_is_not_error)
         if code != 0:
             text = f"{text}\nExit code {code}" if text else f"Exit code {code}"
+        if new_cwd is None and note:
+            new_cwd = cwd
         update = {"cwd": new_cwd} if new_cwd and new_cwd != ctx.cwd else None
+        text = note + text if note else text
         return ToolOutcome(text or "(no output)", is_error=is_error, context_update=update, **extra)
 
     def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:

@@ -31,7 +31,7 @@ class _Input(BaseModel):
 
 
 class BashInput(_Input):
-    command: str = Field(description="The command to execute")
+    command: str = Field(min_length=1, description="The command to execute")
     timeout: float | None = Field(
         default=None, description="Optional timeout in milliseconds (max 600000)"
     )

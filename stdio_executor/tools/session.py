@@ -37,13 +37,17 @@ class Session:
     # Commands started with run_in_background; kept so they are reaped, not garbage.
     background: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _spill_ready: bool = False
+    _spill_count: int = 0
 
     def spill_path(self, tool_use_id: str, suffix: str = ".txt") -> str:
+        """A fresh file name for this call's output: unique even when ids repeat or collide
+        after sanitising, so an earlier result's ``output_path`` is never overwritten."""
         if not self._spill_ready:
             os.makedirs(self.spill_dir, mode=0o700, exist_ok=True)
             self._spill_ready = True
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id)
-        return os.path.join(self.spill_dir, f"{safe or 'tool'}{suffix}")
+        self._spill_count += 1
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id)[:80]
+        return os.path.join(self.spill_dir, f"{self._spill_count:06d}-{safe or 'tool'}{suffix}")
 
     def remember_read(self, path: str, st: os.stat_result) -> None:
         self.read_files[path] = FileStamp.of(st)
