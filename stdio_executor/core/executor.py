@@ -360,8 +360,10 @@ class Executor:
             self._cancel_all(CancelReason.SHUTDOWN, actions)
         else:  # pragma: no cover - the union is closed
             raise ExecutorError(f"unknown event {event!r}")
-        self._schedule(actions)
+        # Results first: a host tracking "what runs" from the wire must see a finished tool's
+        # result before the tool_started of whatever took its slot.
         self._flush(actions)
+        self._schedule(actions)
         return actions
 
     def _on_added(self, event: ToolAdded, actions: list[Action]) -> None:
