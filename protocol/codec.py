@@ -21,7 +21,6 @@ _any_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
 _LS = "\u2028".encode()
 _PS = "\u2029".encode()
-_COMMAND_TYPES = ("add_tool", "interrupt", "discard", "drain")
 
 
 def encode_event(event: Event) -> bytes:
@@ -51,7 +50,7 @@ class CommandDecoder:
 
     def __init__(self, command_type: Any = Command) -> None:
         self._decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder(command_type)
-        self._types: tuple[str, ...] = _tags_of(command_type) or _COMMAND_TYPES
+        self._types: tuple[str, ...] = _tags_of(command_type)
 
     def decode(self, line: bytes, lineno: int) -> Any:
         if not line.isascii():

@@ -27,18 +27,31 @@ __all__ = [
     "ErrorCode",
     "ErrorEvent",
     "Event",
+    "HostToolDefinition",
     "Interrupt",
     "Interrupted",
+    "JournalRecovered",
     "Limits",
+    "PermissionCancelled",
+    "PermissionRequest",
+    "PermissionResponse",
     "Progress",
     "Ready",
+    "RegisterTool",
     "ResultMeta",
     "Status",
+    "ToolCall",
+    "ToolCancel",
     "ToolDefinition",
     "ToolInfo",
+    "ToolOutput",
+    "ToolProgressCommand",
     "ToolResult",
     "ToolStarted",
     "ToolUse",
+    "ToolsChanged",
+    "UnfinishedTool",
+    "UnregisterTool",
 ]
 
 PROTOCOL_VERSION = 1
@@ -66,6 +79,9 @@ ErrorCode = Literal[
     "invalid_command",
     "line_too_long",
     "duplicate_tool_use_id",
+    "unknown_tool_use_id",
+    "unknown_request_id",
+    "invalid_tool_definition",
     "internal_error",
 ]
 
@@ -118,7 +134,66 @@ class Drain(_Message, tag="drain", frozen=True, kw_only=True):
     request_id: str | None = None
 
 
-Command = AddTool | Interrupt | Discard | Drain
+class PermissionResponse(_Message, tag="permission_response", frozen=True, kw_only=True):
+    """The host's answer to a ``permission_request`` (same ``request_id``)."""
+
+    request_id: str
+    decision: Literal["allow", "deny"]
+    message: str | None = None
+    # Replaces the tool's input (validated again) when allowing.
+    updated_input: dict[str, Any] | None = None
+    # Deny and abort the whole turn, like rejecting a tool in Claude Code.
+    interrupt: bool = False
+
+
+class HostToolDefinition(msgspec.Struct, frozen=True, kw_only=True):
+    """A tool the host implements: an API tool definition plus scheduling facts."""
+
+    name: str
+    description: str = ""
+    input_schema: dict[str, Any] = msgspec.field(default_factory=lambda: {"type": "object"})
+    read_only: bool = False
+    interrupt_behavior: Literal["cancel", "block"] = "block"
+    timeout_ms: int | None = None
+    aliases: list[str] = msgspec.field(default_factory=list)
+
+
+class RegisterTool(_Message, tag="register_tool", frozen=True, kw_only=True):
+    tool: HostToolDefinition
+    request_id: str | None = None
+
+
+class UnregisterTool(_Message, tag="unregister_tool", frozen=True, kw_only=True):
+    name: str
+    request_id: str | None = None
+
+
+class ToolProgressCommand(_Message, tag="tool_progress", frozen=True, kw_only=True):
+    """Progress of a host tool call, relayed as a ``progress`` event."""
+
+    tool_use_id: str
+    data: dict[str, Any]
+
+
+class ToolOutput(_Message, tag="tool_output", frozen=True, kw_only=True):
+    """The result of a host tool call."""
+
+    tool_use_id: str
+    content: str | list[ContentBlock]
+    is_error: bool = False
+
+
+Command = (
+    AddTool
+    | Interrupt
+    | Discard
+    | Drain
+    | PermissionResponse
+    | RegisterTool
+    | UnregisterTool
+    | ToolProgressCommand
+    | ToolOutput
+)
 
 # ----------------------------------------------------------------------------- events
 
@@ -209,6 +284,70 @@ class Interrupted(_Message, tag="interrupted", frozen=True, kw_only=True):
     tool_use_ids: list[str]
     request_id: str | None = None
     turn: int | None = None
+
+
+class PermissionRequest(_Message, tag="permission_request", frozen=True, kw_only=True):
+    """A tool waits for the host to allow or deny it (answer: ``permission_response``)."""
+
+    request_id: str
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    # What caused the ask: the matching rule (``Bash(npm run *)``), a hook, or the mode.
+    reason: str
+    turn: int | None = None
+    # Ids of the other tools of the turn so far, for hosts that decide per batch.
+    siblings: list[str] = msgspec.field(default_factory=list)
+
+
+class PermissionCancelled(_Message, tag="permission_cancelled", frozen=True, kw_only=True):
+    """A pending ``permission_request`` will not be needed any more (interrupt, discard,
+    shutdown, end of input); a late answer to it is ignored."""
+
+    request_id: str
+    tool_use_id: str
+    reason: str
+
+
+class ToolCall(_Message, tag="tool_call", frozen=True, kw_only=True):
+    """Run a host tool now: answer with ``tool_progress`` (any number) and ``tool_output``."""
+
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    turn: int | None = None
+
+
+class ToolCancel(_Message, tag="tool_cancel", frozen=True, kw_only=True):
+    """Stop a host tool call; its result has been (or is being) written by the daemon."""
+
+    tool_use_id: str
+    reason: str
+
+
+class ToolsChanged(_Message, tag="tools_changed", frozen=True, kw_only=True):
+    """The enabled tools changed (host registration, an MCP server came up or went away)."""
+
+    tools: list[ToolDefinition]
+    tool_info: dict[str, ToolInfo]
+    added: list[str] = msgspec.field(default_factory=list)
+    removed: list[str] = msgspec.field(default_factory=list)
+    request_id: str | None = None
+
+
+class UnfinishedTool(msgspec.Struct, frozen=True, kw_only=True):
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    turn: int | None = None
+
+
+class JournalRecovered(_Message, tag="journal_recovered", frozen=True, kw_only=True):
+    """Written right after ``ready`` when the journal shows tools that started in an earlier
+    run and never finished: their side effects may or may not have happened."""
+
+    journal: str
+    unfinished: list[UnfinishedTool]
 
 
 class ErrorEvent(_Message, tag="error", frozen=True, kw_only=True):

@@ -332,6 +332,10 @@ class Executor:
         """A drain is waiting for the open turn to finish."""
         return bool(self._drains)
 
+    def turn_tool_ids(self) -> tuple[str, ...]:
+        """Ids of the open turn's tools in add order."""
+        return tuple(t.id for t in self._tools)
+
     def holds(self, tool_use_id: str) -> bool:
         """Whether the open turn already has this id (a new add would be a duplicate)."""
         return tool_use_id in self._by_id

@@ -23,7 +23,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -39,10 +39,15 @@ from protocol import (
     ErrorEvent,
     Interrupt,
     Interrupted,
+    PermissionResponse,
     Progress,
+    RegisterTool,
     ResultMeta,
+    ToolOutput,
+    ToolProgressCommand,
     ToolResult,
     ToolStarted,
+    UnregisterTool,
     encode_event,
 )
 from protocol.messages import Event
@@ -66,6 +71,7 @@ from ..core import (
     sibling_label,
 )
 from ..core.executor import InterruptRequested, ShutdownRequested
+from ..permissions.gate import Allow, CallInfo, Deny, Gate, OpenGate, Verdict
 from ..processes import group_alive
 from ..tools.base import InputError, Tool, ToolContext, ToolOutcome
 from ..tools.catalog import ToolRegistry
@@ -144,6 +150,14 @@ class _Running:
     started: float
 
 
+def _with_notes(result: ToolOutcome, notes: tuple[str, ...]) -> ToolOutcome:
+    """Append gate notes (hook context) for the model to a text result."""
+    extra = "\n".join(notes)
+    if isinstance(result.content, str):
+        return replace(result, content=f"{result.content}\n{extra}")
+    return replace(result, content=[*result.content, {"type": "text", "text": extra}])
+
+
 def _use_pidfd_child_watcher() -> None:
     """Learn of child exits through pidfds instead of a thread per child (Python 3.11).
 
@@ -163,8 +177,16 @@ def _use_pidfd_child_watcher() -> None:
 
 
 class Daemon:
-    def __init__(self, config: Config, registry: ToolRegistry, session: Session, fds: StdioFds):
+    def __init__(
+        self,
+        config: Config,
+        registry: ToolRegistry,
+        session: Session,
+        fds: StdioFds,
+        gate: Gate | None = None,
+    ):
         self.config = config
+        self.gate = gate or OpenGate()
         self.registry = registry
         self.session = session
         self.fds = fds
@@ -176,7 +198,7 @@ class Daemon:
         self.inbox = _Inbox()
         self.wire = WireWriter(fds, on_closed=lambda: self.inbox.put(_HostGone("stdout closed")))
         self._decoder = CommandDecoder()
-        self._inputs: dict[str, tuple[Tool, Any]] = {}  # added, not yet started
+        self._inputs: dict[str, tuple[Tool, Any, dict[str, Any]]] = {}  # added, not started
         self._running: dict[tuple[int, str], _Running] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._eof = False
@@ -261,11 +283,18 @@ class Daemon:
             self._perform(self.core.handle(DiscardRequested(item.request_id)))
         elif isinstance(item, Drain):
             self._perform(self.core.handle(DrainRequested(item.request_id)))
+        elif isinstance(item, PermissionResponse):
+            error = self.gate.on_response(item)
+            if error is not None:
+                self._emit(error)
+        elif isinstance(item, RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput):
+            self._on_host_command(item)
         elif isinstance(item, ErrorEvent):
             self._emit(item)
         elif isinstance(item, _Eof):
             self._eof = True
             log.debug("stdin closed; finishing the open turn")
+            self.gate.on_input_closed()
             if self.core.turn_open and not self.core.draining:
                 self._perform(self.core.handle(DrainRequested(None)))
         elif isinstance(item, _Signal):
@@ -274,6 +303,17 @@ class Daemon:
             self._on_host_gone(item.why)
         else:  # pragma: no cover
             raise TypeError(f"unexpected inbox item {item!r}")
+
+    def _on_host_command(
+        self, command: RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput
+    ) -> None:
+        # Host tools are not wired in yet: say so instead of failing silently.
+        self._emit(
+            ErrorEvent(
+                code="invalid_command",
+                message=f"{type(command).__name__} is not supported by this daemon yet",
+            )
+        )
 
     def _dispatch_command(self, command: Any, lineno: int) -> None:
         if isinstance(command, AddTool):
@@ -349,7 +389,7 @@ class Daemon:
             return ToolAdded(tool_use_id, spec.name, True, spec.interrupt_behavior, label, outcome)
         label = sibling_label(spec.name, tool.describe(value)) if spec.cancels_siblings else None
         safe = tool.is_concurrency_safe(value)
-        self._inputs[tool_use_id] = (tool, value)
+        self._inputs[tool_use_id] = (tool, value, raw)
         return ToolAdded(tool_use_id, spec.name, safe, spec.interrupt_behavior, label)
 
     # ---------------------------------------------------------------------- actions
@@ -407,38 +447,51 @@ class Daemon:
                 )
 
     def _start(self, action: StartTool) -> None:
-        tool, value = self._inputs.pop(action.tool_use_id)
+        tool, value, raw = self._inputs.pop(action.tool_use_id)
         turn, tool_use_id = action.turn, action.tool_use_id
         self._emit(ToolStarted(tool_use_id=tool_use_id, name=action.name, turn=turn))
+        cwd = action.context.get("cwd", self.config.workspace)
         ctx = ToolContext(
             tool_use_id=tool_use_id,
-            cwd=action.context.get("cwd", self.config.workspace),
+            cwd=cwd,
             session=self.session,
             progress=self._progress_sink(turn, tool_use_id),
         )
+        call = CallInfo(tool_use_id, tool, raw, value, turn, cwd, self.core.turn_tool_ids)
         started = time.monotonic()
-        fast = tool.run_inline(value, ctx)
-        if fast is not None:
-            self.inbox.put(_Finished(turn, tool_use_id, self._outcome(fast, started)))
+        verdict = self.gate.quick_verdict(call)
+        if isinstance(verdict, Deny):
+            outcome = Outcome(verdict.message, True, "denied", self._timing(started))
+            self.inbox.put(_Finished(turn, tool_use_id, outcome))
             return
+        if (
+            isinstance(verdict, Allow)
+            and verdict.updated_input is None
+            and not verdict.notes
+            and not self.gate.needs_after_run(call)
+        ):
+            fast = tool.run_inline(value, ctx)
+            if fast is not None:
+                self.inbox.put(_Finished(turn, tool_use_id, self._outcome(fast, started)))
+                return
         scope = anyio.CancelScope()
         self._running[(turn, tool_use_id)] = _Running(tool, value, scope, started)
         assert self._tg is not None
-        self._tg.start_soon(self._run_tool, turn, tool, value, ctx, scope, started)
+        self._tg.start_soon(self._run_tool, call, ctx, scope, started, verdict)
 
     async def _run_tool(
         self,
-        turn: int,
-        tool: Tool,
-        value: Any,
+        call: CallInfo,
         ctx: ToolContext,
         scope: anyio.CancelScope,
         started: float,
+        verdict: Verdict | None,
     ) -> None:
         outcome: Outcome | None = None
+        tool = call.tool
         with scope:
             try:
-                outcome = self._outcome(await tool.run(value, ctx), started)
+                outcome = await self._gated_run(call, ctx, started, verdict)
             except Exception as exc:
                 # A tool raised: that is a bug in the tool, but the model gets an error
                 # result and the daemon goes on (SPEC section 4).
@@ -459,7 +512,29 @@ class Daemon:
             # A cancelled or crashed tool never reached its own close: the spill file's fd
             # would leak for the daemon's lifetime.
             ctx.sink.close()
-        self.inbox.put(_Finished(turn, ctx.tool_use_id, outcome))
+        self.inbox.put(_Finished(call.turn, ctx.tool_use_id, outcome))
+
+    async def _gated_run(
+        self, call: CallInfo, ctx: ToolContext, started: float, verdict: Verdict | None
+    ) -> Outcome:
+        """Permission check and PreToolUse hooks, the run, then PostToolUse hooks."""
+        if verdict is None:
+            verdict = await self.gate.before_run(call)
+        if isinstance(verdict, Deny):
+            return Outcome(verdict.message, True, "denied", self._timing(started))
+        value = call.value
+        if verdict.updated_input is not None:
+            try:
+                value = call.tool.validate(verdict.updated_input)
+            except InputError as exc:
+                return Outcome(str(exc), True, "invalid_input", self._timing(started))
+            call = replace(call, raw_input=verdict.updated_input, value=value)
+        result = await call.tool.run(value, ctx)
+        if verdict.notes:
+            result = _with_notes(result, verdict.notes)
+        if self.gate.needs_after_run(call):
+            result = await self.gate.after_run(call, result)
+        return self._outcome(result, started)
 
     def _outcome(self, result: ToolOutcome, started: float) -> Outcome:
         extra = self._timing(started)

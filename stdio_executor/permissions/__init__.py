@@ -1,0 +1,1 @@
+"""Permission rules, modes, the ask round-trip and hooks (SPEC section 6)."""
