@@ -470,7 +470,14 @@ class Daemon:
             and not verdict.notes
             and not self.gate.needs_after_run(call)
         ):
-            fast = tool.run_inline(value, ctx)
+            try:
+                fast = tool.run_inline(value, ctx)
+            except Exception as exc:  # a bug in the tool's fast path: still one result
+                log.exception("tool %s raised", tool.spec.name)
+                message = f"<tool_use_error>Error: {type(exc).__name__}: {exc}</tool_use_error>"
+                outcome = Outcome(message, True, "error", self._timing(started))
+                self.inbox.put(_Finished(turn, tool_use_id, outcome))
+                return
             if fast is not None:
                 self.inbox.put(_Finished(turn, tool_use_id, self._outcome(fast, started)))
                 return

@@ -64,7 +64,8 @@ class OutputSink:
         """The output so far; safe to call more than once (partial output on cancel)."""
         if self._file is None:
             return CollectedOutput(_decode(bytes(self._buf)), False, None, self.total)
-        self._file.flush()
+        if not self._file.closed:
+            self._file.flush()
         head = _decode_prefix(bytes(self._buf[:_HEAD]))
         tail = _decode_suffix(bytes(self._tail[-_TAIL:]))
         note = (

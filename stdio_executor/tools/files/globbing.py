@@ -1,0 +1,282 @@
+"""The Glob tool: files whose path matches a glob pattern, newest first.
+
+Owns: the pattern language (``*`` and ``?`` within one path segment, ``**`` across any
+number of them, ``[...]`` classes, ``{a,b}`` alternatives), the walk that finds matches
+(``.git`` skipped, symlinked directories not followed, so a link loop cannot trap it), and
+the answer: absolute paths, newest first by modification time, at most 100.
+Must not: walk the tree in the event loop's thread; it runs in a worker thread that checks
+for cancellation as it goes.
+
+Patterns are relative to ``path`` (default: the working directory) and match files only;
+``*.py`` matches at the top level, ``**/*.py`` at any depth. Hidden files match like any
+other. The walk starts below the pattern's literal prefix (``src/**/*.py`` walks ``src``)
+and goes no deeper than the pattern can reach.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+
+from ..base import Tool, ToolContext, ToolOutcome
+from .results import Check, finish, input_error, tool_error
+
+__all__ = ["GlobTool", "glob_regex"]
+
+MAX_RESULTS = 100
+_CHECK_EVERY_ENTRIES = 512
+_MAX_ALTERNATIVES = 256
+_SPECIAL = frozenset("*?[{")
+
+
+@dataclass(frozen=True, slots=True)
+class _GlobCall:
+    pattern: str
+    path: str | None
+
+
+class GlobTool(Tool):
+    def validate(self, raw: Mapping[str, Any]) -> _GlobCall:
+        from ..inputs import GlobInput
+        from ..validation import validate_model
+
+        value = validate_model(self.spec.name, GlobInput, raw)
+        if not value.pattern.strip():
+            raise input_error(self.spec.name, "pattern", "must not be empty")
+        return _GlobCall(value.pattern, value.path or None)
+
+    def describe(self, value: Any) -> str:
+        call: _GlobCall = value
+        return call.pattern
+
+    async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
+        call: _GlobCall = value
+        base = ctx.resolve(call.path) if call.path else ctx.cwd
+        outcome = await anyio.to_thread.run_sync(
+            glob_files, base, call.pattern, anyio.from_thread.check_cancelled
+        )
+        return finish(outcome, self.spec, ctx)
+
+
+def glob_files(base: str, pattern: str, check: Check) -> ToolOutcome:
+    if os.path.isabs(pattern):
+        # An absolute pattern names its own directory: its literal part is the base.
+        base, pattern = _split_literal(pattern)
+    try:
+        st = os.stat(base)
+    except OSError:
+        return tool_error(f"Directory does not exist: {base}")
+    if not stat.S_ISDIR(st.st_mode):
+        return tool_error(f"Path is not a directory: {base}")
+    pattern = _normalize(pattern)
+    if not pattern:
+        return ToolOutcome("No files found")
+    prefix, rest = _literal_prefix(pattern)
+    try:
+        regex = glob_regex(rest) if rest else None
+    except re.error as exc:
+        return tool_error(f"Invalid glob pattern {pattern!r}: {exc}")
+    start = os.path.normpath(os.path.join(base, *prefix))
+    if regex is None:  # no wildcard at all: the pattern names one file
+        found = _single(start)
+        return ToolOutcome(found if found else "No files found")
+    depth = None if "**" in rest else rest.count("/")
+    newest, total = _walk(start, regex, depth, check)
+    if not newest:
+        return ToolOutcome("No files found")
+    paths = [path for _, path in sorted(newest, key=lambda e: (-e[0], e[1]))]
+    text = "\n".join(paths)
+    if total > len(paths):
+        text += (
+            f"\n(Results are truncated: the {len(paths)} newest of {total} matches. "
+            "Use a more specific path or pattern.)"
+        )
+    return ToolOutcome(text)
+
+
+def _walk(
+    start: str, regex: re.Pattern[str], depth: int | None, check: Check
+) -> tuple[list[tuple[int, str]], int]:
+    """(mtime_ns, path) of the newest matching files under ``start``, and how many matched.
+
+    A bounded heap keeps memory flat however many files match.
+    """
+    heap: list[tuple[int, str]] = []
+    total = 0
+    seen = 0
+    stack: list[tuple[str, str, int]] = [(start, "", 0)]
+    while stack:
+        directory, rel, level = stack.pop()
+        try:
+            entries = os.scandir(directory)
+        except OSError:
+            continue  # unreadable or vanished: skip it, as find and rg do
+        with entries:
+            for entry in entries:
+                seen += 1
+                if seen % _CHECK_EVERY_ENTRIES == 0:
+                    check()
+                name = entry.name
+                relpath = f"{rel}{name}"
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if name != ".git" and (depth is None or level < depth):
+                            stack.append((entry.path, relpath + "/", level + 1))
+                        continue
+                    if not regex.fullmatch(relpath) or not entry.is_file():
+                        continue
+                    mtime = entry.stat().st_mtime_ns
+                except OSError:
+                    continue
+                total += 1
+                item = (mtime, entry.path)
+                if len(heap) < MAX_RESULTS:
+                    heapq.heappush(heap, item)
+                elif item > heap[0]:
+                    heapq.heapreplace(heap, item)
+    return heap, total
+
+
+def _single(path: str) -> str | None:
+    try:
+        return path if stat.S_ISREG(os.stat(path).st_mode) else None
+    except OSError:
+        return None
+
+
+def _normalize(pattern: str) -> str:
+    parts = [p for p in pattern.split("/") if p not in ("", ".")]
+    return "/".join(parts)
+
+
+def _literal_prefix(pattern: str) -> tuple[list[str], str]:
+    """Leading segments without wildcards, and the rest of the pattern."""
+    parts = pattern.split("/")
+    prefix: list[str] = []
+    while len(parts) > 1 and not _SPECIAL.intersection(parts[0]):
+        prefix.append(parts.pop(0))
+    if not _SPECIAL.intersection(parts[0]):
+        return prefix + parts, ""
+    return prefix, "/".join(parts)
+
+
+def _split_literal(pattern: str) -> tuple[str, str]:
+    parts = pattern.split("/")
+    for i, part in enumerate(parts):
+        if _SPECIAL.intersection(part):
+            return "/".join(parts[:i]) or "/", "/".join(parts[i:])
+    return os.path.dirname(pattern) or "/", os.path.basename(pattern)
+
+
+# ------------------------------------------------------------------------ the language
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A regex that fully matches the relative paths ``pattern`` selects."""
+    alternatives = _expand_braces(pattern)
+    return re.compile("|".join(f"(?:{_translate(p)})" for p in alternatives), re.DOTALL)
+
+
+def _expand_braces(pattern: str) -> list[str]:
+    """``a{b,c{d,e}}`` -> ``ab``, ``acd``, ``ace``; an unbalanced or comma-less brace is literal."""
+    results: list[str] = []
+    pending = [pattern]
+    while pending:
+        current = pending.pop()
+        found = _first_group(current)
+        if found is None:
+            results.append(current)
+        else:
+            start, end, options = found
+            for option in reversed(options):
+                pending.append(current[:start] + option + current[end + 1 :])
+        if len(results) + len(pending) > _MAX_ALTERNATIVES:
+            raise re.error(f"more than {_MAX_ALTERNATIVES} alternatives")
+    return results
+
+
+def _first_group(pattern: str) -> tuple[int, int, list[str]] | None:
+    """The first ``{...}`` holding a top-level comma: (start, end, options)."""
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+            continue
+        if pattern[i] == "{":
+            depth, j, cuts = 0, i, []
+            while j < len(pattern):
+                c = pattern[j]
+                if c == "\\":
+                    j += 2
+                    continue
+                if c == "{":
+                    depth += 1
+                elif c == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                elif c == "," and depth == 1:
+                    cuts.append(j)
+                j += 1
+            if j < len(pattern) and cuts:
+                bounds = [i, *cuts, j]
+                options = [pattern[a + 1 : b] for a, b in itertools.pairwise(bounds)]
+                return i, j, options
+        i += 1
+    return None
+
+
+def _translate(pattern: str) -> str:
+    segments = pattern.split("/")
+    out: list[str] = []
+    for n, segment in enumerate(segments):
+        last = n == len(segments) - 1
+        if segment == "**":
+            # Any number of whole segments, none included; at the end, anything below.
+            out.append(".*" if last else "(?:[^/]+/)*")
+            continue
+        out.append(_translate_segment(segment) + ("" if last else "/"))
+    return "".join(out)
+
+
+def _translate_segment(segment: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(segment):
+        c = segment[i]
+        if c == "*":
+            while i + 1 < len(segment) and segment[i + 1] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "\\" and i + 1 < len(segment):
+            i += 1
+            out.append(re.escape(segment[i]))
+        elif c == "[":
+            end = segment.find("]", i + 2)
+            if end == -1:
+                out.append(re.escape(c))
+            else:
+                body = segment[i + 1 : end]
+                negate = body[:1] in ("!", "^")
+                if negate:
+                    body = body[1:]
+                body = body.replace("\\", "\\\\").replace("[", "\\[")
+                # A class never matches the separator, negated or not.
+                out.append(f"[^/{body}]" if negate else f"[{body}]")
+                i = end
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out)

@@ -1,0 +1,296 @@
+"""The Grep tool: ripgrep over the workspace, in Claude Code's three output modes.
+
+Owns: turning Grep's inputs into one ``rg`` command line (always ``--no-config``,
+``--hidden`` with ``.git`` excluded, ``--max-columns 500``), running it in its own process
+group (registered with the session's ``ProcessRegistry``, stopped as a group on cancel
+with Bash's ``_stop_group``), and shaping its output: matching lines (line numbers on by
+default), files newest first, or per-file counts; ``head_limit`` cuts lines or entries.
+Must not: hold unbounded output: content streams into an ``OutputSink`` (which spills past
+the size limit) and ripgrep is stopped as soon as ``head_limit`` lines have arrived.
+
+Exit 1 from ripgrep means "no match" and is not an error; exit 2 is, unless ripgrep still
+found something (it also exits 2 when one unreadable file was skipped).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+
+from ..base import Tool, ToolContext, ToolOutcome
+from ..bash import _stop_group
+from ..output import OutputSink
+from .results import finish, input_error, tool_error
+
+__all__ = ["GrepTool", "ripgrep_path"]
+
+Mode = Literal["content", "files_with_matches", "count"]
+
+_STDERR_KEEP = 4_096
+# Sorting this many paths by mtime is quick enough for the event loop's thread.
+_INLINE_SORT_MAX = 64
+
+
+@dataclass(frozen=True, slots=True)
+class _GrepCall:
+    pattern: str
+    path: str | None
+    glob: str | None
+    type: str | None
+    mode: Mode
+    before: int | None
+    after: int | None
+    line_numbers: bool
+    case_insensitive: bool
+    multiline: bool
+    head_limit: int | None
+
+
+@functools.cache
+def ripgrep_path() -> str | None:
+    """The ``rg`` binary: on PATH, else next to the interpreter (where the ``ripgrep`` wheel
+    installs it in a virtualenv whose ``bin`` is not on PATH)."""
+    found = shutil.which("rg")
+    if found:
+        return found
+    beside = os.path.join(os.path.dirname(sys.executable), "rg")
+    return beside if os.access(beside, os.X_OK) else None
+
+
+class GrepTool(Tool):
+    def validate(self, raw: Mapping[str, Any]) -> _GrepCall:
+        from ..inputs import GrepInput
+        from ..validation import validate_model
+
+        value = validate_model(self.spec.name, GrepInput, raw)
+        for field, number in (
+            ("-A", value.after),
+            ("-B", value.before),
+            ("-C", value.context),
+            ("head_limit", value.head_limit),
+        ):
+            if number is not None and number < 0:
+                raise input_error(self.spec.name, field, f"must not be negative (got {number})")
+        context = value.context
+        return _GrepCall(
+            pattern=value.pattern,
+            path=value.path or None,
+            glob=value.glob or None,
+            type=value.type or None,
+            mode=value.output_mode or "files_with_matches",
+            # -A/-B given alongside -C win on their side, as in ripgrep.
+            before=value.before if value.before is not None else context,
+            after=value.after if value.after is not None else context,
+            line_numbers=value.line_numbers is not False,
+            case_insensitive=bool(value.case_insensitive),
+            multiline=bool(value.multiline),
+            head_limit=value.head_limit or None,  # 0 means no limit
+        )
+
+    def describe(self, value: Any) -> str:
+        call: _GrepCall = value
+        return call.pattern
+
+    async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
+        call: _GrepCall = value
+        rg = ripgrep_path()
+        if rg is None:
+            return tool_error("ripgrep (rg) is not installed; Grep cannot run.")
+        target = ctx.resolve(call.path) if call.path else ctx.cwd
+        collector = _Collector(call, self.spec.max_result_bytes, ctx)
+        try:
+            process = await anyio.open_process(
+                _command(rg, call, target),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return tool_error(f"Could not start ripgrep: {exc}")
+        registry = ctx.session.processes
+        registry.register(process.pid)
+        errors = bytearray()
+        stopped = False
+        try:
+            async with anyio.create_task_group() as tg:
+                assert process.stdout is not None and process.stderr is not None
+                tg.start_soon(_keep_head, process.stderr, errors)
+                stopped = await _read_lines(process.stdout, collector.take)
+                if stopped:  # head_limit reached: the rest is not wanted
+                    await _stop_group(process)
+                await process.wait()
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await _stop_group(process)
+            raise
+        finally:
+            registry.forget_if_empty(process.pid)
+            with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+                await process.aclose()
+        code = process.returncode
+        if not stopped and code not in (0, 1) and not collector.found:
+            if not await anyio.Path(target).exists():
+                return tool_error(f"Path does not exist: {target}")
+            message = errors.decode("utf-8", "replace").strip() or f"exit status {code}"
+            return tool_error(f"ripgrep failed: {message}")
+        outcome = await collector.result(stopped)
+        return finish(outcome, self.spec, ctx)
+
+
+def _command(rg: str, call: _GrepCall, target: str) -> list[str]:
+    args = [rg, "--no-config", "--hidden", "--glob", "!.git", "--max-columns", "500"]
+    if call.mode == "files_with_matches":
+        args.append("--files-with-matches")
+    elif call.mode == "count":
+        args += ["--count", "--with-filename"]
+    else:
+        if call.line_numbers:
+            args.append("--line-number")
+        if call.before:
+            args += ["--before-context", str(call.before)]
+        if call.after:
+            args += ["--after-context", str(call.after)]
+    if call.case_insensitive:
+        args.append("--ignore-case")
+    if call.multiline:
+        args += ["--multiline", "--multiline-dotall"]
+    if call.type:
+        args += ["--type", call.type]
+    if call.glob:
+        # Several globs may be given separated by spaces: "*.ts *.tsx".
+        for glob in call.glob.split():
+            args += ["--glob", glob]
+    # -e: a pattern starting with "-" is still a pattern; "--": so is a path.
+    args += ["--regexp", call.pattern, "--", target]
+    return args
+
+
+async def _read_lines(stream: anyio.abc.ByteReceiveStream, take: Callable[[bytes], bool]) -> bool:
+    """Feed each output line to ``take`` until EOF or until it returns True (enough)."""
+    pending = b""
+    while True:
+        try:
+            chunk = await stream.receive(65536)
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            break
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            if take(line):
+                return True
+    return bool(pending) and take(pending)
+
+
+async def _keep_head(stream: anyio.abc.ByteReceiveStream, into: bytearray) -> None:
+    """Read a stream to its end, keeping its first bytes (ripgrep's error messages)."""
+    while True:
+        try:
+            chunk = await stream.receive(65536)
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return
+        if len(into) < _STDERR_KEEP:
+            into += chunk[: _STDERR_KEEP - len(into)]
+
+
+class _Collector:
+    """What one mode keeps of ripgrep's output, and the text it becomes."""
+
+    def __init__(self, call: _GrepCall, limit: int, ctx: ToolContext) -> None:
+        self.call = call
+        self.found = False
+        self.lines = 0
+        self.entries: list[bytes] = []
+        self.sink: OutputSink | None = None
+        if call.mode == "content":
+            self.sink = OutputSink(limit, ctx.session.spill_path(ctx.tool_use_id))
+            ctx.sink = self.sink  # partial output if the call is cancelled
+
+    def take(self, line: bytes) -> bool:
+        self.found = True
+        if self.sink is None:
+            self.entries.append(line)
+            return False
+        # ripgrep prints a CRLF file's lines with their \r: the model needs only the text.
+        self.sink.write(line.removesuffix(b"\r") + b"\n")
+        self.lines += 1
+        return self.call.head_limit is not None and self.lines >= self.call.head_limit
+
+    async def result(self, stopped: bool) -> ToolOutcome:
+        if self.sink is not None:
+            return self._content(stopped)
+        if self.call.mode == "count":
+            return self._count()
+        return await self._files()
+
+    def _content(self, stopped: bool) -> ToolOutcome:
+        assert self.sink is not None
+        out = self.sink.collect()  # before close: collect flushes the spill file
+        self.sink.close()
+        text = out.text.rstrip("\n")
+        if not text:
+            return ToolOutcome("No matches found")
+        if stopped:
+            text += f"\n\n(Showing the first {self.lines} lines: head_limit={self.lines}.)"
+        return ToolOutcome(
+            text, truncated=out.truncated, output_path=out.path, output_bytes=out.total_bytes
+        )
+
+    async def _files(self) -> ToolOutcome:
+        paths = self.entries
+        if not paths:
+            return ToolOutcome("No files found")
+        if len(paths) <= _INLINE_SORT_MAX:
+            paths = _newest_first(paths)
+        else:
+            paths = await anyio.to_thread.run_sync(_newest_first, paths)
+        total = len(paths)
+        shown = paths[: self.call.head_limit] if self.call.head_limit else paths
+        header = f"Found {total} file{'s' if total != 1 else ''}"
+        if len(shown) < total:
+            header += f" (showing the {len(shown)} newest: head_limit={self.call.head_limit})"
+        return ToolOutcome("\n".join([header, *(_text(p) for p in shown)]))
+
+    def _count(self) -> ToolOutcome:
+        if not self.entries:
+            return ToolOutcome("No matches found")
+        rows: list[tuple[bytes, int]] = []
+        for line in self.entries:
+            path, _, number = line.rpartition(b":")
+            rows.append((path, int(number) if number.isdigit() else 0))
+        rows.sort()
+        occurrences = sum(n for _, n in rows)
+        shown = rows[: self.call.head_limit] if self.call.head_limit else rows
+        lines = [f"{_text(path)}:{n}" for path, n in shown]
+        if len(shown) < len(rows):
+            lines.append(f"(showing {len(shown)} of {len(rows)} files: head_limit)")
+        what = "matching line" if occurrences == 1 else "matching lines"
+        files = "file" if len(rows) == 1 else "files"
+        lines += ["", f"Found {occurrences} {what} across {len(rows)} {files}."]
+        return ToolOutcome("\n".join(lines))
+
+
+def _newest_first(paths: list[bytes]) -> list[bytes]:
+    def mtime(path: bytes) -> int:
+        try:
+            return os.stat(path).st_mtime_ns
+        except OSError:
+            return 0
+
+    stamped = [(mtime(p), p) for p in paths]
+    stamped.sort(key=lambda e: (-e[0], e[1]))
+    return [p for _, p in stamped]
+
+
+def _text(path: bytes) -> str:
+    return path.decode("utf-8", "replace")
