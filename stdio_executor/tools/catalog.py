@@ -130,6 +130,21 @@ class ToolRegistry:
         for alias in spec.aliases:
             self._names[alias] = spec.name
 
+    def remove(self, name: str) -> ToolSpec | None:
+        """Drop a tool (host unregister, an MCP tool gone); calls already added keep it."""
+        entry = self._entries.pop(name, None)
+        if entry is None:
+            return None
+        for alias in (entry.spec.name, *entry.spec.aliases):
+            if self._names.get(alias) == name:
+                del self._names[alias]
+        return entry.spec
+
+    def spec_of(self, name: str) -> ToolSpec | None:
+        """The spec a name or alias resolves to, without loading the implementation."""
+        canonical = self._names.get(name)
+        return self._entries[canonical].spec if canonical is not None else None
+
     @property
     def specs(self) -> list[ToolSpec]:
         return [entry.spec for entry in self._entries.values()]
