@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from protocol import ErrorEvent, PermissionResponse
+from protocol.messages import Event
 
 from ..tools.base import Tool, ToolOutcome
 
@@ -66,6 +67,11 @@ Verdict = Allow | Deny
 class Gate:
     """Decides whether a call may run; may rewrite its input and its result."""
 
+    def attach(self, emit: Callable[[Event], None], abort: Callable[[str | None], None]) -> None:
+        """The runtime's hooks: ``emit`` writes an event at once (``permission_request``);
+        ``abort(request_id)`` aborts the open turn as an ``interrupt`` with reason "abort"
+        would (a host's ``interrupt: true`` answer, a hook's ``continue: false``)."""
+
     def quick_verdict(self, call: CallInfo) -> Verdict | None:
         """The verdict if it needs no waiting (no hook, no ask), else None.
 
@@ -90,6 +96,9 @@ class Gate:
             message=f"no permission request {response.request_id!r} is pending",
             request_id=response.request_id,
         )
+
+    def on_interrupt(self, reason: str) -> None:
+        """An ``interrupt`` arrived: pending asks are void (the user moved on)."""
 
     def on_input_closed(self) -> None:
         """stdin reached EOF: nobody is left to answer; pending asks become denials."""

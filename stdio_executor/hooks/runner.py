@@ -1,0 +1,166 @@
+"""Running hook commands: one process group each, concurrently, bounded in time.
+
+Owns: spawning a hook (``/bin/bash -c COMMAND`` in its own session, registered with the
+daemon's process registry so the reaper knows it), feeding it its JSON on stdin, collecting
+its exit status, stdout and stderr (each capped), its timeout, and stopping its whole group
+when it times out or the tool call it belongs to is cancelled (the Bash tool's stop: TERM,
+bounded wait, KILL, reap).
+Must not: interpret what a hook said (``outcome`` does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import anyio
+import anyio.abc
+
+from ..processes import ProcessRegistry
+from ..tools.bash import _stop_group
+from .config import HookCommand
+
+__all__ = ["HookRun", "run_hooks"]
+
+log = logging.getLogger("stdio_executor")
+
+_MAX_OUTPUT = 1024 * 1024  # per stream; the rest is read and dropped
+# After the hook exits, how long to keep reading output its background children might hold.
+_DRAIN_AFTER_EXIT_S = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class HookRun:
+    hook: HookCommand
+    exit_code: int | None  # None: it did not finish (timeout, could not start)
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    error: str | None = None  # why it could not start
+
+
+async def run_hooks(
+    hooks: Sequence[HookCommand],
+    payload: bytes,
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    processes: ProcessRegistry,
+) -> list[HookRun]:
+    """Run every hook at once; their results in the order given."""
+    results: list[HookRun | None] = [None] * len(hooks)
+
+    async def one(i: int, hook: HookCommand) -> None:
+        results[i] = await run_hook(hook, payload, cwd=cwd, env=env, processes=processes)
+
+    if len(hooks) == 1:
+        await one(0, hooks[0])
+    else:
+        async with anyio.create_task_group() as tg:
+            for i, hook in enumerate(hooks):
+                tg.start_soon(one, i, hook)
+    return [r for r in results if r is not None]
+
+
+async def run_hook(
+    hook: HookCommand,
+    payload: bytes,
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    processes: ProcessRegistry,
+) -> HookRun:
+    if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat
+        cwd = env.get("CLAUDE_PROJECT_DIR", "/")
+    try:
+        # Shielded: a cancel that lands while the child is being spawned would leave it
+        # running unregistered; once it is registered, the cancel reaches it below.
+        with anyio.CancelScope(shield=True):
+            process = await anyio.open_process(
+                ["/bin/bash", "-c", hook.command],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=cwd,
+                env=dict(env),
+                start_new_session=True,
+            )
+    except OSError as exc:
+        return HookRun(hook, None, error=f"could not start: {exc}")
+    processes.register(process.pid)
+    out = _Capped()
+    err = _Capped()
+    timed_out = False
+    try:
+        with anyio.move_on_after(hook.timeout) as deadline:
+            await _communicate(process, payload, out, err)
+        timed_out = deadline.cancelled_caught
+        if timed_out:
+            await _stop_group(process)
+    except BaseException:
+        # The tool call was cancelled: the hook's whole group goes, shielded and bounded.
+        with anyio.CancelScope(shield=True):
+            await _stop_group(process)
+        raise
+    finally:
+        processes.forget_if_empty(process.pid)
+        with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+            await process.aclose()
+    code = process.returncode
+    if code is not None and code < 0:
+        code = 128 - code
+    return HookRun(hook, None if timed_out else code, out.text(), err.text(), timed_out=timed_out)
+
+
+class _Capped:
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def add(self, chunk: bytes) -> None:
+        room = _MAX_OUTPUT - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+async def _communicate(
+    process: anyio.abc.Process, payload: bytes, out: _Capped, err: _Capped
+) -> None:
+    async def feed() -> None:
+        assert process.stdin is not None
+        # A hook that never reads its stdin must not block us: it just loses the payload.
+        with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            await process.stdin.send(payload)
+        with contextlib.suppress(OSError):
+            await process.stdin.aclose()
+
+    async def pump(stream: anyio.abc.ByteReceiveStream | None, sink: _Capped) -> None:
+        if stream is None:
+            return
+        with contextlib.suppress(anyio.EndOfStream, anyio.ClosedResourceError, OSError):
+            while True:
+                sink.add(await stream.receive(65536))
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(feed)
+        readers = anyio.Event()
+
+        async def read_both() -> None:
+            try:
+                async with anyio.create_task_group() as inner:
+                    inner.start_soon(pump, process.stdout, out)
+                    inner.start_soon(pump, process.stderr, err)
+            finally:
+                readers.set()
+
+        tg.start_soon(read_both)
+        await process.wait()
+        with anyio.move_on_after(_DRAIN_AFTER_EXIT_S):
+            await readers.wait()
+        tg.cancel_scope.cancel("hook exited; its background children keep the pipes open")

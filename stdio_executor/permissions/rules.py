@@ -1,0 +1,603 @@
+"""Permission rules in Claude Code's settings format, and how one call matches them.
+
+Owns: parsing ``Tool`` and ``Tool(specifier)``; which tools a rule names (``Read`` rules also
+cover Glob and Grep, ``Edit`` rules also cover Write, ``mcp__server`` covers every tool of
+that server); Bash specifiers (an exact command, ``prefix:*``, ``*`` wildcards) matched
+against each simple command of a parsed command line; file specifiers as gitignore patterns
+anchored the way Claude Code anchors them (``//abs``, ``~/home``, ``/`` = the settings
+file's project, anything else = the workspace).
+Must not: read settings files, touch the clock, or know about modes (``policy`` does).
+
+Bash matching works on a canonical form of each simple command: its words after quote
+removal, re-quoted only where needed and joined by single spaces. The rule's specifier is
+brought into the same form, so ``Bash(git commit -m "x")`` matches ``git commit -m 'x'``,
+and quoting tricks (``'rm' -rf``, ``r\\m``) cannot slip past a deny rule. A deny or ask rule
+matches a command line when it matches *any* of its simple commands (including those inside
+``$(...)``, subshells, ``bash -c '...'`` and ``eval``, and behind wrappers such as ``env``,
+``sudo`` or ``xargs``); an allow rule set allows a line only when *every* simple command is
+allowed and the line is plain (see ``shell``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from ..tools.bash_syntax import split_simple_commands
+from .shell import ParsedCommand, SimpleCommand, Word, parse
+
+__all__ = [
+    "BashPattern",
+    "PathPattern",
+    "Rule",
+    "RuleError",
+    "bash_allowed",
+    "bash_first_match",
+    "canonical",
+    "parse_rule",
+]
+
+
+class RuleError(ValueError):
+    """A rule string that cannot be read (the message says why)."""
+
+
+# Which tools a file rule speaks for. Claude Code applies Edit rules to every tool that
+# edits files and, as best effort, Read rules to every tool that reads them.
+_COVERS = {
+    "Read": frozenset({"Read", "Glob", "Grep"}),
+    "Edit": frozenset({"Edit", "Write"}),
+    "Write": frozenset({"Write"}),
+    "Glob": frozenset({"Glob"}),
+    "Grep": frozenset({"Grep"}),
+}
+PATH_TOOLS = frozenset(_COVERS)
+_RULE = re.compile(r"([A-Za-z0-9_.*-]+)(?:\((.*)\))?", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    text: str
+    tool: str
+    specifier: str | None  # None: every use of the tool
+    source: str  # the settings file it came from
+    bash: BashPattern | None = None
+    path: PathPattern | None = None
+
+    def describe(self) -> str:
+        return f"{self.text} (from {self.source})"
+
+    def names(self, tool: str, aliases: Sequence[str] = ()) -> bool:
+        """Whether the rule is about this tool at all (its specifier aside)."""
+        if self.tool.startswith("mcp__") and tool.startswith("mcp__"):
+            server = self.tool.removesuffix("__*")
+            if "__" not in server[len("mcp__") :]:
+                return tool.startswith(server + "__")
+            return tool == self.tool
+        covered = _COVERS.get(self.tool, frozenset({self.tool}))
+        return tool in covered or any(a in covered for a in aliases)
+
+
+def parse_rule(
+    text: str,
+    source: str,
+    *,
+    base_dir: str,
+    workspace: str,
+    home: str,
+    ignore_case: bool = False,
+) -> Rule:
+    """Read one rule; ``base_dir`` is what ``/path`` specifiers are relative to."""
+    if not isinstance(text, str) or not text.strip():
+        raise RuleError("a rule must be a non-empty string")
+    m = _RULE.fullmatch(text.strip())
+    if m is None:
+        raise RuleError(
+            f"{text!r} is not a rule: expected `Tool` or `Tool(specifier)`, e.g. "
+            "`Bash(npm run test:*)` or `Read(./src/**)`"
+        )
+    tool, spec = m.group(1), m.group(2)
+    if spec is not None and spec.strip() in ("", "*"):
+        spec = None  # `Bash()` and `Bash(*)` mean every use, like `Bash`
+    rule = Rule(text.strip(), tool, spec, source)
+    if spec is None:
+        return rule
+    if tool == "Bash":
+        return Rule(rule.text, tool, spec, source, bash=BashPattern.compile(spec))
+    if tool in PATH_TOOLS:
+        path = PathPattern.compile(
+            spec, base_dir=base_dir, workspace=workspace, home=home, ignore_case=ignore_case
+        )
+        return Rule(rule.text, tool, spec, source, path=path)
+    return rule  # other specifiers (WebFetch(domain:...)) name nothing this daemon runs
+
+
+# ------------------------------------------------------------------------------- Bash
+
+_SAFE_WORD = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+
+
+def _quote(word: str) -> str:
+    if _SAFE_WORD.fullmatch(word):
+        return word
+    return "'" + word.replace("'", "'\"'\"'") + "'"
+
+
+def canonical(words: Sequence[Word]) -> str:
+    """One simple command as rules see it: known words re-quoted, others as written."""
+    return " ".join(
+        _quote(w.text) if w.text is not None and not w.expands else w.raw for w in words
+    )
+
+
+class _Wild:
+    """An unquoted ``*`` in a rule's specifier."""
+
+
+_WILD = _Wild()
+_Part = str | _Wild
+
+
+@dataclass(frozen=True, slots=True)
+class BashPattern:
+    spec: str
+    regex: re.Pattern[str]
+    # The whole specifier when it has no wildcard: compared with the whole command line.
+    literal: str | None
+    # The program the rule is about, or None if its first word has a wildcard.
+    program: re.Pattern[str] | None
+
+    @classmethod
+    def compile(cls, spec: str) -> BashPattern:
+        text = spec.strip()
+        legacy = text.endswith(":*")
+        if legacy:  # `npm run test:*` is the older spelling of `npm run test *`
+            text = text[:-2] + " *"
+        words = _spec_words(text)
+        if not words:
+            raise RuleError(f"Bash({spec}) has no command")
+        wilds = sum(isinstance(p, _Wild) for word in words for p in word)
+        pieces = [_word_regex(word) for word in words]
+        if words[-1] == [_WILD] and wilds == 1:
+            # A single trailing ` *` may match nothing: `ls *` allows `ls` (not `lsof`).
+            regex = " ".join(pieces[:-1]) + "(?: .*)?"
+        else:
+            regex = " ".join(pieces)
+        first = words[0]
+        program = None if any(isinstance(p, _Wild) for p in first) else re.compile(pieces[0])
+        literal = None if wilds or legacy else spec.strip()
+        return cls(spec, re.compile(regex, re.DOTALL), literal, program)
+
+    def matches(self, text: str) -> bool:
+        return self.regex.fullmatch(text) is not None
+
+
+def _spec_words(spec: str) -> list[list[_Part]]:
+    """A specifier split into words the way the shell would, unquoted ``*`` kept apart.
+
+    An unbalanced quote is taken literally (Claude Code compares strings; such a rule
+    stays usable).
+    """
+    words: list[list[_Part]] = []
+    parts: list[_Part] = []
+    buf: list[str] = []
+    started = False
+    i, n = 0, len(spec)
+
+    def flush() -> None:
+        if buf:
+            parts.append("".join(buf))
+            buf.clear()
+
+    while i < n:
+        ch = spec[i]
+        if ch in " \t\n":
+            flush()
+            if started:
+                words.append(_merge(parts))
+                parts = []
+                started = False
+            i += 1
+            continue
+        started = True
+        if ch == "\\" and i + 1 < n:
+            buf.append(spec[i + 1])
+            i += 2
+        elif ch == "'" and (end := spec.find("'", i + 1)) >= 0:
+            buf.append(spec[i + 1 : end])
+            i = end + 1
+        elif ch == '"' and (end := _closing_double(spec, i + 1)) >= 0:
+            buf.append(re.sub(r'\\([$`"\\])', r"\1", spec[i + 1 : end]))
+            i = end + 1
+        elif ch == "*":
+            flush()
+            parts.append(_WILD)
+            i += 1
+        else:
+            buf.append(ch)
+            i += 1
+    flush()
+    if started:
+        words.append(_merge(parts))
+    return words
+
+
+def _closing_double(spec: str, i: int) -> int:
+    while i < len(spec):
+        if spec[i] == "\\":
+            i += 2
+            continue
+        if spec[i] == '"':
+            return i
+        i += 1
+    return -1
+
+
+def _merge(parts: list[_Part]) -> list[_Part]:
+    if not parts:
+        return [""]  # an empty quoted word: ''
+    merged: list[_Part] = []
+    for part in parts:
+        if merged and isinstance(part, str) and isinstance(merged[-1], str):
+            merged[-1] = merged[-1] + part
+        else:
+            merged.append(part)
+    return merged
+
+
+def _word_regex(word: list[_Part]) -> str:
+    if all(isinstance(p, str) for p in word):
+        return re.escape(_quote("".join(str(p) for p in word)))
+    # A word with wildcards: literal pieces as written (a piece that would need quotes
+    # then fails to match, which errs towards asking).
+    return "".join(".*" if isinstance(p, _Wild) else re.escape(p) for p in word)
+
+
+# Programs that run the rest of their arguments as a command. For allow rules only the ones
+# that do nothing else are looked through (Claude Code strips these too); deny and ask rules
+# look through every one of them, so `sudo rm -rf x` is still `rm -rf x`.
+_NEUTRAL_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf"})
+_ALL_WRAPPERS = _NEUTRAL_WRAPPERS | frozenset(
+    {"env", "command", "builtin", "exec", "sudo", "doas", "xargs", "coproc"}
+)
+# Options of wrappers that take a value as the next word.
+_OPTION_ARGS = {
+    "timeout": {"-s", "--signal", "-k", "--kill-after"},
+    "nice": {"-n", "--adjustment"},
+    "stdbuf": {"-i", "-o", "-e", "--input", "--output", "--error"},
+    "env": {"-u", "--unset", "-C", "--chdir"},
+    "exec": {"-a"},
+    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-R", "-T"},
+    "doas": {"-u", "-C"},
+    "xargs": {"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file"},
+}
+_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"})
+_MAX_DEPTH = 3
+
+
+def _unwrap(words: Sequence[Word], wrappers: frozenset[str]) -> list[Word] | None:
+    """The command a wrapper runs (``timeout 5 npm test`` -> ``npm test``), or None."""
+    if not words or words[0].text is None or words[0].expands:
+        return None
+    name = os.path.basename(words[0].text)
+    if name not in wrappers:
+        return None
+    rest = list(words[1:])
+    takes = _OPTION_ARGS.get(name, set())
+    while rest:
+        word = rest[0].text
+        if word is None or rest[0].expands:
+            return rest  # known only at run time: it may be the program itself
+        if word == "--":
+            rest = rest[1:]
+            break
+        if name == "env" and "=" in word and not word.startswith("-"):
+            rest = rest[1:]
+            continue
+        if not word.startswith("-") or word == "-":
+            break
+        if name == "command" and word in ("-v", "-V"):
+            return None  # `command -v rm` looks a program up; it runs nothing
+        if (name == "env" and word in ("-S", "--split-string")) or word.startswith("--split"):
+            # `env -S 'a b'` splits a string into a command: an unknown program to us.
+            return [Word(rest[0].raw, None)]
+        rest = rest[1:]
+        if word in takes and "=" not in word:
+            rest = rest[1:]
+    if name == "timeout" and rest:
+        rest = rest[1:]  # the duration
+    return rest or None
+
+
+def _variants(
+    words: Sequence[Word], wrappers: frozenset[str], *, deep: bool
+) -> Iterator[list[Word]]:
+    """The command itself, then what each wrapper around it runs."""
+    current: list[Word] | None = list(words)
+    seen = 0
+    while current and seen < 8:
+        yield current
+        if deep and current[0].text is not None and "/" in current[0].text:
+            base = os.path.basename(current[0].text)
+            if base:  # `/bin/rm` is `rm` to a deny rule
+                yield [Word(base, base), *current[1:]]
+        current = _unwrap(current, wrappers)
+        seen += 1
+
+
+def _inner_lines(words: Sequence[Word]) -> Iterator[str | None]:
+    """Command lines a simple command runs from strings: ``bash -c``, ``eval``,
+    ``find -exec``. None stands for a line known only at run time."""
+    if not words or words[0].text is None:
+        return
+    name = os.path.basename(words[0].text)
+    # A word that expands (a glob, braces) is only known when it runs: file names become code.
+    texts = [None if w.expands else w.text for w in words[1:]]
+    if name in _SHELLS:
+        skip = False
+        for i, text in enumerate(texts):
+            if text is None:
+                yield None
+                return
+            if skip:
+                skip = False
+                continue
+            if text in ("-o", "+o", "-O", "+O"):
+                skip = True
+                continue
+            if not text.startswith(("-", "+")):
+                return  # `bash script.sh`: a script file, not a command string
+            if "c" in text.lstrip("-") and not text.startswith("--"):
+                yield texts[i + 1] if i + 1 < len(texts) else None
+                return
+    elif name == "eval":
+        yield None if any(t is None for t in texts) else " ".join(t for t in texts if t)
+    elif name == "find":
+        for i, text in enumerate(texts):
+            if text in ("-exec", "-execdir", "-ok", "-okdir"):
+                end = next(
+                    (j for j in range(i + 1, len(texts)) if texts[j] in (";", "+")), len(texts)
+                )
+                if any(t is None for t in texts[i + 1 : end]):
+                    yield None
+                else:
+                    yield " ".join(_quote(t) for t in texts[i + 1 : end] if t is not None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    text: str
+    certain: bool  # every word is known: a rule that does not match this text cannot match
+    program: str | None
+
+
+def _candidates(command: SimpleCommand, depth: int) -> Iterator[_Candidate]:
+    for words in _variants(command.words, _ALL_WRAPPERS, deep=True):
+        first = words[0]
+        program = None if first.text is None or first.expands else _quote(first.text)
+        certain = all(w.text is not None for w in words)
+        yield _Candidate(canonical(words), certain, program)
+        if depth < _MAX_DEPTH:
+            for line in _inner_lines(words):
+                if line is None:
+                    yield _Candidate("", False, None)
+                    continue
+                inner = parse(line)
+                if not inner.ok:
+                    yield _Candidate("", False, None)
+                for sub in inner.commands:
+                    yield from _candidates(sub, depth + 1)
+
+
+def bash_first_match(
+    command: str, parsed: ParsedCommand | None, rules: Sequence[Rule]
+) -> tuple[Rule | None, Rule | None]:
+    """The first rule (deny or ask) that matches any part of the command line, and, if
+    none does, a rule that might match a part only known at run time."""
+    for rule in rules:
+        if rule.bash is None:
+            return rule, None
+    whole = command.strip()
+    for rule in rules:
+        if rule.bash is not None and rule.bash.literal == whole:
+            return rule, None
+    if parsed is None:
+        parsed = parse(command)
+    unsure: Rule | None = None
+    # The scheduler's lexer reads the line a second time: a deny rule must see what either
+    # parser sees, should one of them misread it.
+    for simple in (*parsed.commands, *_lexed(command)):
+        for candidate in _candidates(simple, 0):
+            for rule in rules:
+                assert rule.bash is not None
+                if candidate.text and rule.bash.matches(candidate.text):
+                    return rule, None
+            if not candidate.certain and unsure is None:
+                unsure = next((r for r in rules if _could_match(r, candidate)), None)
+    if not parsed.ok and unsure is None and rules:
+        unsure = rules[0]
+    return None, unsure
+
+
+_GLOBBY = re.compile(r"[*?\[{]")
+
+
+def _lexed(command: str) -> list[SimpleCommand]:
+    """The simple commands as the scheduler's conservative lexer reads them ([] when it
+    cannot: substitutions, heredocs ... which tree-sitter handles)."""
+    lexed = split_simple_commands(command)
+    if lexed is None:
+        return []
+    out = []
+    for texts in lexed:
+        words = [t for t in texts if not t.startswith("\0redir:")]
+        while words and "=" in words[0] and words[0].partition("=")[0].isidentifier():
+            words = words[1:]  # NAME=value before the program
+        if words:
+            out.append(SimpleCommand(tuple(Word(t, t, bool(_GLOBBY.search(t))) for t in words)))
+    return out
+
+
+def _could_match(rule: Rule, candidate: _Candidate) -> bool:
+    assert rule.bash is not None
+    if rule.bash.program is None or candidate.program is None:
+        return True
+    return rule.bash.program.fullmatch(candidate.program) is not None
+
+
+def bash_allowed(
+    command: str,
+    parsed: ParsedCommand | None,
+    rules: Sequence[Rule],
+    harmless: Callable[[SimpleCommand], bool],
+) -> tuple[list[Rule], str | None]:
+    """The allow rules that together allow every part of the command line, or why not.
+
+    ``harmless`` allows a simple command no rule names (a read-only one, a ``cd`` within the
+    workspace): Claude Code does not ask about ``ls`` in ``npm test && ls`` either.
+    """
+    whole = command.strip()
+    for rule in rules:
+        if rule.bash is None or rule.bash.literal == whole:
+            return [rule], None
+    if parsed is None:
+        parsed = parse(command)
+    if not parsed.plain:
+        why = parsed.problems[0] if parsed.problems else "the command is not a plain one"
+        return [], why
+    if parsed.writes:
+        return [], "the command redirects output into a file"
+    if not parsed.commands:
+        return [], "the command is empty"
+    used: list[Rule] = []
+    for simple in parsed.commands:
+        if not simple.static:
+            return [], f"part of `{simple.source}` is only known when it runs"
+        allowing = _allowing_rule(simple, rules)
+        if allowing is not None:
+            if allowing not in used:
+                used.append(allowing)
+            continue
+        if harmless(simple):
+            continue
+        return [], f"`{simple.source}` is not allowed by any rule"
+    return used, None
+
+
+def _allowing_rule(simple: SimpleCommand, rules: Sequence[Rule]) -> Rule | None:
+    texts = [
+        canonical([*simple.assignments, *words])
+        for words in _variants(simple.words, _NEUTRAL_WRAPPERS, deep=False)
+    ]
+    if not simple.words:
+        texts = [canonical(simple.assignments)]
+    for rule in rules:
+        assert rule.bash is not None
+        if any(rule.bash.matches(text) for text in texts):
+            return rule
+    return None
+
+
+# ------------------------------------------------------------------------------- paths
+
+
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    """A gitignore pattern with the directory it is relative to."""
+
+    spec: str
+    base: str  # absolute, normalized
+    regex: re.Pattern[str]
+    anchored: bool  # matched against the whole relative path, else against any one name
+    dir_only: bool
+    ignore_case: bool
+
+    @classmethod
+    def compile(
+        cls, spec: str, *, base_dir: str, workspace: str, home: str, ignore_case: bool = False
+    ) -> PathPattern:
+        text = spec.strip()
+        if text.startswith("//"):
+            base, pattern, anchored = "/", text[2:], True
+        elif text == "~" or text.startswith("~/"):
+            base, pattern, anchored = home, text[2:], True
+        elif text.startswith("/"):
+            base, pattern, anchored = base_dir, text[1:], True
+        elif text.startswith("./"):
+            base, pattern, anchored = workspace, text[2:], True
+        else:
+            base, pattern = workspace, text
+            anchored = "/" in pattern.rstrip("/")
+        dir_only = pattern.endswith("/")
+        pattern = pattern.strip("/")
+        if not pattern:
+            pattern, dir_only = "**", False  # `Read(//)`, `Read(~/)`: everything below
+        flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
+        regex = re.compile(_gitignore_regex(pattern), flags)
+        return cls(spec, os.path.normpath(base), regex, anchored, dir_only, ignore_case)
+
+    def matches(self, path: str, is_dir: Callable[[str], bool] = os.path.isdir) -> bool:
+        """Whether an absolute, normalized ``path`` (or a directory above it) matches."""
+        rel = _relative(path, self.base, self.ignore_case)
+        if not rel:
+            return False
+        parts = rel.split("/")
+        for k in range(1, len(parts) + 1):
+            if self.dir_only and k == len(parts) and not is_dir(path):
+                continue
+            subject = "/".join(parts[:k]) if self.anchored else parts[k - 1]
+            if self.regex.fullmatch(subject):
+                return True
+        return False
+
+
+def _relative(path: str, base: str, ignore_case: bool) -> str | None:
+    p, b = (path.casefold(), base.casefold()) if ignore_case else (path, base)
+    if b == "/":
+        return path.lstrip("/")
+    if p == b:
+        return None
+    if p.startswith(b + "/"):
+        return path[len(base) + 1 :]
+    return None
+
+
+def _gitignore_regex(pattern: str) -> str:
+    segments = pattern.split("/")
+    out: list[str] = []
+    for i, segment in enumerate(segments):
+        last = i == len(segments) - 1
+        if segment == "**":
+            out.append(".*" if last else "(?:.*/)?")
+        else:
+            out.append(_segment_regex(segment) + ("" if last else "/"))
+    return "".join(out)
+
+
+def _segment_regex(segment: str) -> str:
+    out: list[str] = []
+    i, n = 0, len(segment)
+    while i < n:
+        ch = segment[i]
+        if ch == "\\" and i + 1 < n:
+            out.append(re.escape(segment[i + 1]))
+            i += 2
+        elif ch == "*":
+            while i < n and segment[i] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+            i += 1
+        elif ch == "[" and (end := segment.find("]", i + 2)) >= 0:
+            body = segment[i + 1 : end]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            out.append("[" + body.replace("\\", "\\\\") + "]")
+            i = end + 1
+        else:
+            out.append(re.escape(ch))
+            i += 1
+    return "".join(out)

@@ -1,0 +1,285 @@
+"""The gate built from Claude Code settings: hooks, rules, modes and the ask round-trip.
+
+Owns: the order of a check, as Claude Code does it. PreToolUse hooks run first (a block or a
+``deny`` ends it; an ``updatedInput`` replaces the input, which is validated again and then
+judged); then the policy judges the (possibly rewritten) input: a deny rule always wins, even
+over a hook's ``allow``; a hook's ``allow`` skips an ask that only the mode would make, never
+an ask rule; a hook's ``ask`` asks even when a rule allows. An ask goes to the host
+(``asker``); an input the host rewrites is validated again and deny rules still hold. After a
+successful run, PostToolUse hooks may block (the result becomes an error with status
+``denied`` and the reason) or add context. ``quick_verdict`` answers without waiting
+whenever no hook matches and no ask is needed, so plain reads keep the runtime's fast path.
+Must not: parse rules or run processes itself (``rules``, ``policy``, ``hooks`` do).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from protocol import ErrorEvent, PermissionResponse
+from protocol.messages import Event
+
+from ..hooks.config import Hooks
+from ..processes import ProcessRegistry
+from ..tools.base import InputError, ToolOutcome
+from .asker import Asker, error_text
+from .gate import Allow, CallInfo, Deny, Gate, Verdict
+from .policy import Decision, Facts, Policy, has_assignment_prefix
+from .settings import Settings, case_insensitive
+
+__all__ = ["SettingsGate", "build_gate", "case_insensitive"]
+
+log = logging.getLogger("stdio_executor")
+
+
+def build_gate(
+    settings: Settings,
+    *,
+    mode: str | None,
+    no_prompt: bool,
+    workspace: str,
+    spill_dir: str,
+    session_id: str,
+    processes: ProcessRegistry,
+    ignore_case: bool = False,
+) -> SettingsGate:
+    """``mode`` (``--permission-mode``) overrides the settings' ``defaultMode``."""
+    policy = Policy(
+        settings,
+        mode=mode or settings.default_mode or "default",
+        workspace=workspace,
+        spill_dir=spill_dir,
+        ignore_case=ignore_case,
+    )
+    return SettingsGate(
+        policy,
+        settings.hooks,
+        Asker(no_prompt=no_prompt),
+        workspace=workspace,
+        session_id=session_id,
+        processes=processes,
+    )
+
+
+class SettingsGate(Gate):
+    def __init__(
+        self,
+        policy: Policy,
+        hooks: Hooks,
+        asker: Asker,
+        *,
+        workspace: str,
+        session_id: str,
+        processes: ProcessRegistry,
+    ) -> None:
+        self.policy = policy
+        self.hooks = hooks
+        self.asker = asker
+        self.workspace = workspace
+        self.session_id = session_id
+        self.processes = processes
+        self._abort: Callable[[str | None], None] = lambda request_id: None
+        self._env = {**os.environ, "CLAUDE_PROJECT_DIR": workspace}
+
+    def attach(self, emit: Callable[[Event], None], abort: Callable[[str | None], None]) -> None:
+        self.asker.attach(emit, abort)
+        self._abort = abort
+
+    def warm(self) -> None:
+        """Load what the first check will need (run in a background thread at start-up)."""
+        if self.policy.uses_shell_parser:
+            from .shell import warm
+
+            warm()
+        if self.hooks.pre_tool_use or self.hooks.post_tool_use:
+            from ..hooks import outcome, runner  # noqa: F401
+
+    # ------------------------------------------------------------------------- checks
+
+    def decide(self, call: CallInfo) -> Decision:
+        """What rules and mode say about the call as it is, hooks aside."""
+        decision = self.policy.evaluate(self._facts(call, call.raw_input, call.value))
+        return self._settle(decision, call.name)
+
+    def quick_verdict(self, call: CallInfo) -> Verdict | None:
+        if self.hooks.pre(call.name):
+            return None
+        try:
+            decision = self.decide(call)
+        except Exception:
+            # A bug here must not cost the call its result: before_run runs inside the
+            # tool's task, where an exception becomes an error result.
+            log.exception("permission check of %s failed; retrying in the tool's task", call.name)
+            return None
+        if decision.kind == "allow":
+            return Allow()
+        if decision.kind == "deny":
+            return Deny(error_text(decision.reason))
+        return None
+
+    def needs_after_run(self, call: CallInfo) -> bool:
+        return bool(self.hooks.post(call.name))
+
+    async def before_run(self, call: CallInfo) -> Verdict:
+        tool_input: Mapping[str, Any] = call.raw_input
+        value = call.value
+        updated: Mapping[str, Any] | None = None
+        notes: tuple[str, ...] = ()
+        hook_decision: str | None = None
+        hook_reason = ""
+        pre = self.hooks.pre(call.name)
+        if pre:
+            from ..hooks.outcome import pre_outcome
+            from ..hooks.runner import run_hooks
+
+            runs = await run_hooks(
+                pre,
+                self._payload(call, "PreToolUse", tool_input),
+                cwd=call.cwd,
+                env=self._env,
+                processes=self.processes,
+            )
+            outcome = pre_outcome(runs)
+            notes = outcome.context
+            if outcome.stop is not None:
+                self._abort(None)
+                return Deny(error_text(f"A PreToolUse hook stopped the turn: {outcome.stop}"))
+            if outcome.block is not None:
+                return Deny(error_text(f"A PreToolUse hook blocked this call: {outcome.block}"))
+            if outcome.updated_input is not None:
+                updated = tool_input = outcome.updated_input
+                try:
+                    value = call.tool.validate(updated)
+                except InputError:
+                    # Never runs: the runtime validates it again and reports invalid_input.
+                    return Allow(updated_input=updated)
+            hook_decision, hook_reason = outcome.decision, outcome.reason
+        decision = self.policy.evaluate(self._facts(call, tool_input, value))
+        if decision.kind == "deny":
+            return Deny(error_text(decision.reason))
+        if hook_decision == "ask":
+            decision = Decision("ask", f"PreToolUse hook: {hook_reason}", firm=True)
+        elif decision.kind == "allow" or (hook_decision == "allow" and not decision.firm):
+            return Allow(updated_input=updated, notes=notes)
+        decision = self._settle(decision, call.name)
+        if decision.kind == "deny":
+            return Deny(error_text(decision.reason))
+        verdict = await self.asker.ask(call, tool_input, decision.reason)
+        if isinstance(verdict, Deny):
+            return verdict
+        if verdict.updated_input is None:
+            return Allow(updated_input=updated, notes=notes)
+        # The host rewrote the input: validated again, and deny rules still hold.
+        try:
+            value = call.tool.validate(verdict.updated_input)
+        except InputError:
+            return Allow(updated_input=verdict.updated_input)
+        denied = self.policy.denied(self._facts(call, verdict.updated_input, value))
+        if denied is not None:
+            return Deny(error_text(denied.reason))
+        return Allow(updated_input=verdict.updated_input, notes=notes)
+
+    async def after_run(self, call: CallInfo, result: ToolOutcome) -> ToolOutcome:
+        post = self.hooks.post(call.name)
+        if not post or result.is_error:
+            return result  # as in Claude Code, PostToolUse follows a successful call only
+        from ..hooks.outcome import post_outcome
+        from ..hooks.runner import run_hooks
+
+        payload = self._payload(call, "PostToolUse", call.raw_input, _response(call, result))
+        runs = await run_hooks(post, payload, cwd=call.cwd, env=self._env, processes=self.processes)
+        outcome = post_outcome(runs)
+        if outcome.stop is not None:
+            self._abort(None)
+        if outcome.block is not None:
+            feedback = f"A PostToolUse hook reported a problem with this call: {outcome.block}"
+            result = replace(
+                result, content=_append(result.content, feedback), is_error=True, status="denied"
+            )
+        if outcome.context:
+            result = replace(result, content=_append(result.content, "\n".join(outcome.context)))
+        return result
+
+    def on_response(self, response: PermissionResponse) -> ErrorEvent | None:
+        return self.asker.on_response(response)
+
+    def on_interrupt(self, reason: str) -> None:
+        self.asker.on_interrupt(reason)
+
+    def on_input_closed(self) -> None:
+        self.asker.on_input_closed()
+
+    # ------------------------------------------------------------------------ helpers
+
+    def _settle(self, decision: Decision, name: str) -> Decision:
+        """dontAsk mode: what would be asked is denied."""
+        if decision.kind == "ask" and self.policy.mode == "dontAsk":
+            return Decision(
+                "deny",
+                f"Permission to use {name} has been denied: it needs approval "
+                f"({decision.reason}), and dontAsk mode denies whatever no rule allows.",
+            )
+        return decision
+
+    def _facts(self, call: CallInfo, tool_input: Mapping[str, Any], value: Any) -> Facts:
+        tool = call.tool
+        spec = tool.spec
+        if self.policy.mode == "bypassPermissions":
+            # Read-only or not changes nothing in this mode: skip the classification.
+            return Facts(spec.name, tool_input, False, call.cwd, spec.aliases)
+        # MCP servers declare readOnlyHint themselves: a hint, not a permission.
+        read_only = spec.source != "mcp" and tool.is_concurrency_safe(value)
+        if read_only and spec.name == "Bash":
+            read_only = not has_assignment_prefix(str(tool_input.get("command", "")))
+        return Facts(spec.name, tool_input, read_only, call.cwd, spec.aliases)
+
+    def _payload(
+        self,
+        call: CallInfo,
+        event: str,
+        tool_input: Mapping[str, Any],
+        response: dict[str, Any] | None = None,
+    ) -> bytes:
+        data: dict[str, Any] = {
+            "session_id": self.session_id,
+            "cwd": call.cwd,
+            "permission_mode": self.policy.mode,
+            "hook_event_name": event,
+            "tool_name": call.name,
+            "tool_input": dict(tool_input),
+            "tool_use_id": call.tool_use_id,
+        }
+        if response is not None:
+            data["tool_response"] = response
+        data["turn"] = call.turn
+        data["sibling_tool_use_ids"] = call.siblings()
+        return json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogateescape")
+
+
+def _response(call: CallInfo, result: ToolOutcome) -> dict[str, Any]:
+    """``tool_response`` for PostToolUse: the result, plus Claude Code's usual field names."""
+    response: dict[str, Any] = {
+        "content": result.content,
+        "is_error": result.is_error,
+        "status": result.final_status,
+        "exit_code": result.exit_code,
+        "truncated": result.truncated,
+        "output_path": result.output_path,
+    }
+    if call.name == "Bash" and isinstance(result.content, str):
+        response.update(stdout=result.content, stderr="", interrupted=False)
+    file_path = call.raw_input.get("file_path")
+    if isinstance(file_path, str):
+        response["filePath"] = file_path
+    return response
+
+
+def _append(content: str | list[dict[str, Any]], text: str) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return f"{content}\n{text}" if content else text
+    return [*content, {"type": "text", "text": text}]

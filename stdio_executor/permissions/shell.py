@@ -1,0 +1,411 @@
+"""A real shell parse of a Bash command line, for matching it against permission rules.
+
+Owns: turning one command line into its simple commands (through lists, pipelines,
+subshells, groups, control flow, function bodies and command or process substitutions),
+each with its words after quote removal where they are known before the command runs, and
+the facts a permission decision needs: did the parser understand all of it, is it "plain"
+(only lists, pipelines, subshells and groups), does it redirect output into a file.
+Must not: decide anything. ``rules`` matches these facts against rules.
+
+The parser is tree-sitter's bash grammar, imported on first use (~30 ms): a daemon whose
+settings have no Bash rule never pays for it. What the parser reports is cross-checked
+against the scheduler's own conservative lexer (``tools.bash_syntax``): a command line is
+"plain" only when both read the same simple commands with the same words, so a divergence
+between tree-sitter and bash (line continuations inside words, exotic syntax) can never turn
+into an allow. A parse in which a word holds an unquoted blank or operator (tree-sitter
+sometimes glues the next line's command into a word) is not trusted at all (``ok`` is
+false). ``tests/permissions/test_shell_soundness.py`` checks both against bash itself.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..tools.bash_syntax import split_simple_commands
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = ["ParsedCommand", "SimpleCommand", "Word", "parse", "warm"]
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One word of a simple command.
+
+    ``text`` is the word after quote removal, or None when its value is only known when the
+    command runs (a ``$VAR``, ``$(...)``, ``$'...'``, arithmetic...). ``expands`` says the
+    text still holds unquoted glob or brace characters, so the shell turns it into other
+    words (``*.py``, ``{a,b}``).
+    """
+
+    raw: str
+    text: str | None
+    expands: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class SimpleCommand:
+    words: tuple[Word, ...]  # argv, assignments excluded
+    assignments: tuple[Word, ...] = ()  # ``NAME=value`` words before the program
+    source: str = ""  # the command's text in the line
+
+    @property
+    def static(self) -> bool:
+        """Every word (and assignment) is known without running anything."""
+        return all(w.text is not None for w in (*self.assignments, *self.words))
+
+    @property
+    def name(self) -> str | None:
+        """The program, when it is known and does not expand into other words."""
+        if not self.words:
+            return None
+        first = self.words[0]
+        return None if first.text is None or first.expands else first.text
+
+    def argv(self) -> list[str] | None:
+        if not self.static:
+            return None
+        return [w.text for w in self.words if w.text is not None]
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCommand:
+    commands: tuple[SimpleCommand, ...]
+    # The parser read the whole line without an error or a missing token.
+    ok: bool
+    # Only lists, pipelines, subshells and { } groups, and the scheduler's lexer agrees.
+    plain: bool
+    # Some redirection sends output into a file (not /dev/null, not another descriptor).
+    writes: bool
+    problems: tuple[str, ...] = field(default=())
+
+
+_lock = threading.Lock()
+_parser: Parser | None = None
+
+
+def _get_parser() -> Parser:
+    global _parser
+    if _parser is None:
+        with _lock:
+            if _parser is None:
+                import tree_sitter_bash
+                from tree_sitter import Language, Parser
+
+                _parser = Parser(Language(tree_sitter_bash.language()))
+    return _parser
+
+
+def warm() -> None:
+    """Load the parser ahead of the first Bash call that needs it (a background thread)."""
+    _get_parser()
+
+
+def parse(command: str) -> ParsedCommand:
+    try:
+        data = command.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a JSON escape: not a command bash runs
+        return ParsedCommand((), False, False, False, ("the command is not valid text",))
+    tree = _get_parser().parse(data)
+    walker = _Walker()
+    walker.visit(tree.root_node)
+    ok = not tree.root_node.has_error
+    if not ok:
+        walker.problems.append("the command does not parse")
+    elif _misread(tree.root_node):
+        ok = False
+        walker.problems.append("the parser read a separator as part of a word")
+    plain = ok and walker.plain and _lexer_agrees(command, walker.commands)
+    if ok and walker.plain and not plain:
+        walker.problems.append("two shell parsers read the command differently")
+    return ParsedCommand(tuple(walker.commands), ok, plain, walker.writes, tuple(walker.problems))
+
+
+_SEPARATOR_IN_WORD = re.compile(r"[\s;&|<>()`]")
+
+
+def _misread(root: Node) -> bool:
+    """Whether a word holds an unquoted blank or operator: tree-sitter sometimes glues a
+    newline and the next command into a word (``echo ';'`` + newline + ``rm``) where bash
+    sees two commands. Such a parse is not trusted."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "word" and _SEPARATOR_IN_WORD.search(_strip_escaped(_text(node))):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _lexer_agrees(command: str, commands: list[SimpleCommand]) -> bool:
+    """Whether the conservative lexer sees the same simple commands with the same words."""
+    lexed = split_simple_commands(command)
+    if lexed is None:
+        return False
+    lexed = [[w for w in words if not w.startswith("\0redir:")] for words in lexed]
+    lexed = [words for words in lexed if words]
+    ours = [[w.text for w in (*c.assignments, *c.words)] for c in commands]
+    return lexed == ours
+
+
+# Node types that only group statements: their commands are what matters.
+_PLAIN = frozenset(
+    {"program", "list", "pipeline", "subshell", "compound_statement", "negated_command"}
+)
+_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_STATEMENTS = (
+    _PLAIN
+    | _REDIRECTS
+    | {
+        "command",
+        "redirected_statement",
+        "declaration_command",
+        "unset_command",
+        "variable_assignment",
+        "comment",
+    }
+)
+_HARMLESS_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+_GLOB = re.compile(r"[*?]|\[.*\]|\{.*(,|\.\.).*\}", re.DOTALL)
+
+
+class _Walker:
+    def __init__(self) -> None:
+        self.commands: list[SimpleCommand] = []
+        self.plain = True
+        self.writes = False
+        self.problems: list[str] = []
+
+    def _not_plain(self, why: str) -> None:
+        if self.plain:
+            self.problems.append(why)
+        self.plain = False
+
+    def visit(self, node: Node) -> None:
+        kind = node.type
+        if kind in _PLAIN or kind == "redirected_statement":
+            for child in node.named_children:
+                self.visit(child)
+        elif kind == "command":
+            self._command(node)
+        elif kind in ("declaration_command", "unset_command"):
+            # export/declare/local/readonly/unset: a command named by its keyword, whose
+            # arguments change the environment of everything after it.
+            keyword = _text(node.children[0])
+            args = [_word(c) for c in node.named_children]
+            self.commands.append(SimpleCommand((Word(keyword, keyword), *args), (), _text(node)))
+            self._substitutions(node)
+        elif kind == "variable_assignment":
+            # A bare `NAME=value` statement changes the shell for every later command.
+            self.commands.append(SimpleCommand((), (_word(node),), _text(node)))
+            self._substitutions(node)
+        elif kind == "test_command" and _text(node.children[0]) == "[":
+            # `[ ... ]` is the program `[`; tree-sitter reads its arguments as expressions.
+            words = tuple(_flatten(node))
+            self.commands.append(SimpleCommand(words, (), _text(node)))
+            self._substitutions(node)
+        elif kind in _REDIRECTS:
+            self._redirect(node)
+        elif kind == "comment":
+            pass
+        else:
+            # if/while/for/case, functions, [[ ]], (( )), anything newer than this code:
+            # its commands still count (a deny rule must see them), but it is never plain.
+            self._not_plain(f"the command uses {kind.replace('_', ' ')}")
+            self._body(node)
+
+    def _body(self, node: Node) -> None:
+        for child in node.named_children:
+            if child.type in _STATEMENTS:
+                self.visit(child)
+            elif child.type in _SUBSTITUTIONS:
+                self._substitution(child)
+            else:
+                self._body(child)
+
+    def _command(self, node: Node) -> None:
+        assignments: list[Word] = []
+        words: list[Word] = []
+        for child in node.named_children:
+            kind = child.type
+            if kind == "variable_assignment":
+                assignments.append(_word(child))
+            elif kind == "command_name":
+                words.append(_word(child.named_children[0] if child.named_children else child))
+            elif kind in _REDIRECTS:
+                self._redirect(child)
+                continue
+            else:
+                words.append(_word(child))
+        self.commands.append(SimpleCommand(tuple(words), tuple(assignments), _text(node)))
+        self._substitutions(node)
+
+    def _redirect(self, node: Node) -> None:
+        kind = node.type
+        if kind == "heredoc_redirect":
+            self._not_plain("the command has a heredoc")
+        elif kind == "herestring_redirect":
+            self._not_plain("the command has a here-string")
+        else:
+            op = "".join(c.type for c in node.children if not c.is_named)
+            destination = node.child_by_field_name("destination")
+            target = _word(destination) if destination is not None else None
+            to_fd = op in (">&", "<&") and target is not None and _is_fd(target)
+            harmless = (
+                target is not None and target.text in _HARMLESS_TARGETS and not target.expands
+            )
+            if ">" in op and not to_fd and not harmless:
+                self.writes = True
+            if target is None or target.text is None:
+                self._not_plain("a redirection target is only known at run time")
+        self._substitutions(node)
+
+    def _substitutions(self, node: Node) -> None:
+        """Commands inside ``$(...)``, backticks and ``<(...)`` anywhere below ``node``."""
+        for child in node.named_children:
+            if child.type in _SUBSTITUTIONS:
+                self._substitution(child)
+            else:
+                self._substitutions(child)
+
+    def _substitution(self, node: Node) -> None:
+        for child in node.named_children:
+            self.visit(child)
+
+
+_WORDS = frozenset(
+    {
+        "word",
+        "string",
+        "raw_string",
+        "number",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "ansi_c_string",
+        "translated_string",
+    }
+)
+
+
+def _flatten(node: Node) -> list[Word]:
+    """The words of a ``[ ... ]`` test in order, operators included."""
+    words: list[Word] = []
+    for child in node.children:
+        if child.is_missing:
+            continue
+        if not child.is_named or child.type == "test_operator":
+            words.append(Word(_text(child), _text(child)))
+        elif child.type in _WORDS:
+            words.append(_word(child))
+        else:
+            words.extend(_flatten(child))
+    return words
+
+
+def _is_fd(word: Word) -> bool:
+    return word.text is not None and (word.text.isdigit() or word.text == "-")
+
+
+def _text(node: Node) -> str:
+    return node.text.decode("utf-8", "surrogateescape") if node.text is not None else ""
+
+
+def _word(node: Node) -> Word:
+    raw = _text(node)
+    text, expands = _value(node)
+    return Word(raw, text, expands)
+
+
+def _value(node: Node) -> tuple[str | None, bool]:
+    """A word's value after quote removal, and whether unquoted glob/brace chars remain."""
+    kind = node.type
+    if kind == "word":
+        raw = _text(node)
+        bare = _strip_escaped(raw)
+        if "`" in bare or "$" in bare:
+            return None, False  # tree-sitter left an expansion inside a word: distrust it
+        return _unescape(raw), bool(_GLOB.search(bare))
+    if kind in ("number", "variable_name"):
+        return _text(node), False
+    if kind == "raw_string":
+        return _text(node)[1:-1], False
+    if kind == "string":
+        parts: list[str] = []
+        for child in node.named_children:
+            if child.type != "string_content":
+                return None, False
+            parts.append(_unescape_double(_text(child)))
+        return "".join(parts), False
+    if kind == "concatenation":
+        if any(not child.is_named for child in node.children):
+            # A bare token glued into a word (tree-sitter reads `rm``rm` so, where bash
+            # sees two substitutions): the parse cannot be trusted for this word.
+            return None, False
+        out: list[str] = []
+        expands = False
+        for child in node.named_children:
+            value, child_expands = _value(child)
+            if value is None:
+                return None, False
+            out.append(value)
+            expands = expands or child_expands
+        # Brace expansion spans the pieces tree-sitter splits it into: `{` `a,b` `}`.
+        unquoted = "".join(
+            _strip_escaped(_text(c)) if c.type == "word" else "''" for c in node.named_children
+        )
+        return "".join(out), expands or bool(_GLOB.search(unquoted))
+    if kind == "variable_assignment":
+        name = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        name_text = _text(name) if name is not None else ""
+        if value_node is None:
+            return f"{name_text}=", False
+        value, _ = _value(value_node)
+        return (None if value is None else f"{name_text}={value}"), False
+    # $VAR, ${...}, $(...), `...`, <(...), $((...)), $'...', $"...": known only at run time.
+    return None, False
+
+
+def _unescape(raw: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            if raw[i + 1] != "\n":  # a line continuation disappears
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _strip_escaped(raw: str) -> str:
+    """The word with escaped characters removed: what is left may still be special."""
+    return re.sub(r"\\.", "", raw, flags=re.DOTALL)
+
+
+def _unescape_double(raw: str) -> str:
+    """Inside double quotes a backslash only escapes $ ` " \\ and a newline."""
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw) and raw[i + 1] in '$`"\\\n':
+            if raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)

@@ -1,0 +1,349 @@
+"""The ask round-trip, settings and hooks through the real daemon over real pipes (SPEC 6).
+
+No test here passes ``--permission-mode bypassPermissions`` unless it says so: the daemon
+starts as a host would start it, and every answer is a real ``permission_response`` line.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from daemon_harness import (
+    DaemonProcess,
+    is_progress,
+    is_result,
+    is_started,
+    is_type,
+    run_daemon,
+    tool_use,
+)
+
+from protocol import (
+    Discarded,
+    Drained,
+    ErrorEvent,
+    Interrupted,
+    PermissionCancelled,
+    PermissionRequest,
+    ToolResult,
+)
+
+DEFAULT = ("--permission-mode", "default")
+
+
+def request_for(d: DaemonProcess, tool_use_id: str) -> PermissionRequest:
+    event = d.wait_for(lambda e: isinstance(e, PermissionRequest) and e.tool_use_id == tool_use_id)
+    assert isinstance(event, PermissionRequest)
+    return event
+
+
+def answer(d: DaemonProcess, request: PermissionRequest, decision: str, **extra: Any) -> None:
+    d.send(
+        {
+            "type": "permission_response",
+            "request_id": request.request_id,
+            "decision": decision,
+            **extra,
+        }
+    )
+
+
+def cancelled_for(d: DaemonProcess, request: PermissionRequest) -> PermissionCancelled:
+    event = d.wait_for(
+        lambda e: isinstance(e, PermissionCancelled) and e.request_id == request.request_id
+    )
+    assert isinstance(event, PermissionCancelled)
+    return event
+
+
+def test_with_no_settings_reads_run_and_a_write_asks_the_host(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        d.send(tool_use("a", "sleep 0.2; echo one"))
+        d.send(tool_use("b", "echo two"))
+        d.send(tool_use("c", "touch made"))
+        request = request_for(d, "c")
+        assert request.name == "Bash" and request.input == {"command": "touch made"}
+        assert request.reason == "default mode: the command is not read-only"
+        assert (request.turn, request.siblings) == (1, ["a", "b"])
+        assert request.request_id.startswith("perm_")
+        # The read-only calls ran without asking.
+        assert d.result("a").content == "one" and d.result("b").content == "two"
+        assert not (tmp_path / "made").exists()
+        answer(d, request, "allow")
+        made = d.result("c")
+        assert (made.is_error, made.meta.status) == (False, "success")
+        assert (tmp_path / "made").exists()
+        assert d.of_type(PermissionRequest) == [request]
+
+
+def test_a_deny_answer_is_a_denied_result_with_the_message(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        d.send(tool_use("w", {"file_path": "new.txt", "content": "x"}, name="Write"))
+        request = request_for(d, "w")
+        assert request.reason == "default mode: Write is not read-only"
+        answer(d, request, "deny", message="write it under docs/ instead")
+        result = d.result("w")
+        assert (result.is_error, result.meta.status) == (True, "denied")
+        assert result.content == (
+            "<tool_use_error>The user denied permission to use Write: write it under docs/ "
+            "instead</tool_use_error>"
+        )
+        assert not (tmp_path / "new.txt").exists()
+
+
+def test_updated_input_is_validated_and_checked_against_deny_rules(tmp_path: Path) -> None:
+    settings = tmp_path / "team.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}}))
+    (tmp_path / "keep").write_text("k")
+    with run_daemon(tmp_path, "--settings", str(settings)) as d:
+        d.send(tool_use("one", "touch asked"))
+        answer(d, request_for(d, "one"), "allow", updated_input={"command": "touch instead"})
+        assert d.result("one").meta.status == "success"
+        assert (tmp_path / "instead").exists() and not (tmp_path / "asked").exists()
+
+        d.send(tool_use("two", "touch asked"))
+        answer(d, request_for(d, "two"), "allow", updated_input={"command": 5})
+        invalid = d.result("two")
+        assert invalid.meta.status == "invalid_input"
+        assert "InputValidationError" in str(invalid.content)
+
+        d.send({"type": "drain"})  # the invalid Bash cancelled its siblings: a fresh turn
+        d.wait_for(is_type(Drained))
+        d.send(tool_use("three", "touch asked"))
+        answer(d, request_for(d, "three"), "allow", updated_input={"command": "rm keep"})
+        denied = d.result("three")
+        assert denied.meta.status == "denied" and "Bash(rm:*)" in str(denied.content)
+        assert (tmp_path / "keep").exists()
+
+
+def test_interrupt_true_denies_and_aborts_the_turn(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        d.send(tool_use("first", "touch first"))
+        d.send(tool_use("second", "touch second"))
+        request = request_for(d, "first")
+        answer(d, request, "deny", interrupt=True, message="stop")
+        interrupted = d.wait_for(is_type(Interrupted))
+        assert isinstance(interrupted, Interrupted)
+        assert (interrupted.reason, interrupted.request_id) == ("abort", request.request_id)
+        first, second = d.result("first"), d.result("second")
+        assert first.meta.status == "denied"
+        assert str(first.content).startswith("<tool_use_error>The user rejected this tool use")
+        assert second.meta.status == "rejected"
+        d.send(tool_use("third", "echo later"))  # still the aborted turn
+        assert d.result("third").meta.status == "rejected"
+        assert not (tmp_path / "first").exists() and not (tmp_path / "second").exists()
+
+
+def test_an_interrupt_voids_a_pending_request(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        # Write is a `block` tool: an interrupt does not cancel it, but nobody will answer.
+        d.send(tool_use("w", {"file_path": "x.txt", "content": "x"}, name="Write"))
+        request = request_for(d, "w")
+        d.send({"type": "interrupt", "reason": "interrupt"})
+        assert cancelled_for(d, request).reason == "interrupt"
+        result = d.result("w")
+        assert result.meta.status == "denied" and "interrupted" in str(result.content)
+        assert d.index(is_type(PermissionCancelled)) < d.index(is_result("w"))
+        # A Bash call waiting for an answer is a `cancel` tool: it is interrupted.
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        d.send(tool_use("b", "touch y"))
+        bash_request = request_for(d, "b")
+        d.send({"type": "interrupt", "reason": "interrupt"})
+        assert cancelled_for(d, bash_request).reason == "interrupt"
+        assert d.result("b").meta.status == "interrupted"
+        assert not (tmp_path / "x.txt").exists() and not (tmp_path / "y").exists()
+
+
+def test_discard_voids_a_pending_request(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        d.send(tool_use("t", "touch nope"))
+        request = request_for(d, "t")
+        d.send({"type": "discard", "request_id": "retry"})
+        discarded = d.wait_for(is_type(Discarded))
+        assert isinstance(discarded, Discarded) and discarded.tool_use_ids == ["t"]
+        assert cancelled_for(d, request).reason == "discard"
+        answer(d, request, "allow")  # late: ignored, not an error
+        d.send(tool_use("t", "echo again"))
+        assert d.result("t").content == "again"
+        assert not d.of_type(ErrorEvent)
+        assert [r.tool_use_id for r in d.of_type(ToolResult)] == ["t"]
+        assert not (tmp_path / "nope").exists()
+
+
+def test_end_of_input_denies_a_pending_request(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        d.send(tool_use("t", "touch nope"))
+        request = request_for(d, "t")
+        d.close_stdin()
+        assert cancelled_for(d, request).reason == "input_closed"
+        result = d.result("t")
+        assert result.meta.status == "denied"
+        assert "closed stdio-executor's input" in str(result.content)
+        assert d.wait_exit() == 0
+        assert not (tmp_path / "nope").exists()
+
+
+def test_sigterm_voids_a_pending_request(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        d.send(tool_use("t", "touch nope"))
+        request = request_for(d, "t")
+        d.proc.send_signal(signal.SIGTERM)
+        assert cancelled_for(d, request).reason == "shutdown"
+        assert d.result("t").meta.status == "interrupted"
+        assert d.wait_exit() == 128 + signal.SIGTERM
+
+
+def test_no_prompt_denies_what_would_ask(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT, "--no-prompt") as d:
+        d.send(tool_use("r", "ls"))
+        d.send(tool_use("w", "touch nope"))
+        assert d.result("r").meta.status == "success"
+        result = d.result("w")
+        assert result.meta.status == "denied"
+        assert result.content == (
+            "<tool_use_error>Permission to use Bash has been denied: it needs approval "
+            "(default mode: the command is not read-only), and stdio-executor runs with "
+            "--no-prompt, so nobody can approve it.</tool_use_error>"
+        )
+        assert not d.of_type(PermissionRequest)
+
+
+def test_a_waiting_call_holds_its_place_while_others_run(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("far away\n")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "here.txt").write_text("close\n")
+    with run_daemon(ws, *DEFAULT) as d:
+        d.send(tool_use("far", {"file_path": str(outside / "notes.txt")}, name="Read"))
+        d.send(tool_use("near", {"file_path": "here.txt"}, name="Read"))
+        d.send(tool_use("echo", "echo hi"))
+        request = request_for(d, "far")
+        assert request.reason == f"{outside}/notes.txt is outside the workspace and " + (
+            "additionalDirectories"
+        )
+        # Both later read-only calls run while `far` waits (echo's output streams) ...
+        d.started("near")
+        d.wait_for(is_progress("echo"))
+        assert not d.of_type(ToolResult)  # ... but their results keep the order.
+        answer(d, request, "allow")
+        assert d.result("far").content == "     1\tfar away"
+        assert [r.tool_use_id for r in (d.result("near"), d.result("echo"))] == ["near", "echo"]
+        ids = [r.tool_use_id for r in d.of_type(ToolResult)]
+        assert ids == ["far", "near", "echo"]
+
+
+def test_an_answer_to_no_request_is_an_error(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        d.send({"type": "permission_response", "request_id": "perm_404", "decision": "allow"})
+        error = d.wait_for(is_type(ErrorEvent))
+        assert isinstance(error, ErrorEvent)
+        assert (error.code, error.request_id) == ("unknown_request_id", "perm_404")
+
+
+def test_a_claude_code_settings_file_decides_through_the_daemon(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "permissions": {
+                    "allow": ["Bash(touch:*)", "Edit(/notes/**)"],
+                    "deny": ["Bash(rm:*)", "Read(./.env)"],
+                    "defaultMode": "default",
+                }
+            }
+        )
+    )
+    (tmp_path / ".env").write_text("TOKEN=1\n")
+    (tmp_path / "victim").write_text("v")
+    with run_daemon(tmp_path, "--no-prompt") as d:
+        d.send(tool_use("ok", "touch ok && ls"))
+        d.send(tool_use("env", {"file_path": ".env"}, name="Read"))
+        d.send(tool_use("note", {"file_path": "notes/a.md", "content": "n"}, name="Write"))
+        assert d.result("ok").meta.status == "success"
+        env = d.result("env")
+        assert env.meta.status == "denied" and "Read(./.env)" in str(env.content)
+        assert d.result("note").meta.status == "success"
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        d.send(tool_use("sneak", "touch a && $(echo rm) victim"))
+        sneak = d.result("sneak")
+        assert sneak.meta.status == "denied" and "could not be checked" in str(sneak.content)
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        d.send(tool_use("rm", "touch b; r'm' victim"))
+        rm = d.result("rm")
+        assert rm.meta.status == "denied" and "Bash(rm:*)" in str(rm.content)
+        assert (tmp_path / "victim").exists() and (tmp_path / "ok").exists()
+        assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_hooks_block_and_add_context_through_the_daemon(tmp_path: Path) -> None:
+    hooks_dir = tmp_path / ".claude" / "hooks"
+    hooks_dir.mkdir(parents=True)
+    guard = hooks_dir / "guard.sh"
+    guard.write_text(
+        "#!/bin/bash\n"
+        'cmd=$(python3 -c \'import json,sys; print(json.load(sys.stdin)["tool_input"]'
+        '["command"])\')\n'
+        'case "$cmd" in *curl*) echo "no network from the agent" >&2; exit 2;; esac\n'
+    )
+    guard.chmod(0o755)
+    (hooks_dir / "context.py").write_text(
+        "import json, sys\n"
+        "event = json.load(sys.stdin)\n"
+        "path = event['tool_input']['file_path']\n"
+        "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'PostToolUse',\n"
+        "    'additionalContext': f'formatted {path} (turn {event[\"turn\"]})'}}))\n"
+    )
+    settings = {
+        "hooks": {
+            "PreToolUse": [
+                {
+                    "matcher": "Bash",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.sh',
+                        }
+                    ],
+                }
+            ],
+            "PostToolUse": [
+                {
+                    "matcher": "Edit|Write",
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": f"{sys.executable} .claude/hooks/context.py",
+                            "timeout": 10,
+                        }
+                    ],
+                }
+            ],
+        }
+    }
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(settings))
+    with run_daemon(tmp_path, "--permission-mode", "bypassPermissions") as d:
+        d.send(tool_use("net", "curl -s http://example.invalid"))
+        blocked = d.result("net")
+        assert blocked.meta.status == "denied"
+        assert blocked.content == (
+            "<tool_use_error>A PreToolUse hook blocked this call: no network from the agent"
+            "</tool_use_error>"
+        )
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        d.send(tool_use("ok", "echo fine"))
+        d.send(tool_use("w", {"file_path": "out.txt", "content": "x\n"}, name="Write"))
+        assert d.result("ok").content == "fine"
+        written = d.result("w")
+        assert written.meta.status == "success"
+        assert str(written.content).endswith("\nformatted out.txt (turn 2)")
+        assert d.index(is_started("w")) > d.index(is_started("ok"))
