@@ -75,6 +75,8 @@ class ToolContext:
 
     def resolve(self, path: str) -> str:
         """A tool's path argument, absolute or relative to the session's working directory."""
+        if path[:1] == "/":  # the common case, without expanduser's and join's work
+            return os.path.normpath(path)
         return os.path.normpath(os.path.join(self.cwd, os.path.expanduser(path)))
 
 

@@ -50,6 +50,9 @@ class OutputSink:
                 self._spill()
             return
         self._file.write(data)
+        if len(data) > 2 * _TAIL:  # a large chunk: copy its end, not all of it
+            self._tail = bytearray(data[-_TAIL:])
+            return
         self._tail += data
         if len(self._tail) > 2 * _TAIL:
             del self._tail[:-_TAIL]

@@ -95,3 +95,19 @@ def test_interrupted_command_keeps_its_spilled_partial_output(tmp_path: Path) ->
         fds = os.listdir(f"/proc/{d.pid}/fd")
         held = {os.readlink(f"/proc/{d.pid}/fd/{fd}") for fd in fds if fd.isdigit()}
         assert path not in held
+
+
+def test_a_flood_of_multibyte_output_is_accounted_for_byte_by_byte(tmp_path: Path) -> None:
+    # Chunks of up to a megabyte: progress keeps only the newest bytes, never splits a
+    # character, and what it shows plus what it elided is every byte the command wrote.
+    with run_daemon(tmp_path) as d:
+        d.send(tool_use("flood", "head -c 3000000 /dev/zero | tr '\\0' 'x' | sed 's/x/é/g'; echo"))
+        result = d.result("flood", timeout=30)
+        assert result.meta.status == "success" and result.meta.truncated is True
+        assert result.meta.output_bytes == 6_000_001
+        progress = [p for p in d.of_type(Progress) if p.tool_use_id == "flood"]
+        shown = sum(len(str(p.data["text"]).encode()) for p in progress)
+        elided = sum(int(p.data.get("elided_bytes", 0)) for p in progress)
+        assert shown + elided == 6_000_001
+        assert "\ufffd" not in d.output_of("flood")
+        assert d.output_of("flood").endswith("é\n")

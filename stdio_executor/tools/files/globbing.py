@@ -4,8 +4,8 @@ Owns: the pattern language (``*`` and ``?`` within one path segment, ``**`` acro
 number of them, ``[...]`` classes, ``{a,b}`` alternatives), the walk that finds matches
 (``.git`` skipped, symlinked directories not followed, so a link loop cannot trap it), and
 the answer: absolute paths, newest first by modification time, at most 100.
-Must not: walk the tree in the event loop's thread; it runs in a worker thread that checks
-for cancellation as it goes.
+Must not: hold the event loop for long: a small tree (up to ``INLINE_MAX_ENTRIES`` entries)
+is walked inline, anything larger in a worker thread that checks for cancellation as it goes.
 
 Patterns are relative to ``path`` (default: the working directory) and match files only;
 ``*.py`` matches at the top level, ``**/*.py`` at any depth. Hidden files match like any
@@ -15,14 +15,15 @@ and goes no deeper than the pattern can reach.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -31,26 +32,38 @@ import anyio.to_thread
 from ..base import Tool, ToolContext, ToolOutcome
 from .results import Check, finish, input_error, tool_error
 
-__all__ = ["GlobTool", "glob_regex"]
+if TYPE_CHECKING:
+    from ..inputs import GlobInput
+
+__all__ = ["INLINE_MAX_ENTRIES", "GlobTool", "glob_regex"]
 
 MAX_RESULTS = 100
 _CHECK_EVERY_ENTRIES = 512
+# Entries an inline walk may see (a few hundred microseconds) before it hands over to a
+# worker thread.
+INLINE_MAX_ENTRIES = _CHECK_EVERY_ENTRIES
 _MAX_ALTERNATIVES = 256
 _SPECIAL = frozenset("*?[{")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per call, and a frozen __init__ costs ~4x
 class _GlobCall:
     pattern: str
     path: str | None
 
 
+@functools.cache
+def _input_validator() -> Callable[[str, Mapping[str, Any]], GlobInput]:
+    """pydantic loads on the first call, never at start-up (this module is imported then)."""
+    from ..inputs import GlobInput
+    from ..validation import validate_model
+
+    return lambda tool, raw: validate_model(tool, GlobInput, raw)
+
+
 class GlobTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _GlobCall:
-        from ..inputs import GlobInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, GlobInput, raw)
+        value = _input_validator()(self.spec.name, raw)
         if not value.pattern.strip():
             raise input_error(self.spec.name, "pattern", "must not be empty")
         return _GlobCall(value.pattern, value.path or None)
@@ -59,6 +72,18 @@ class GlobTool(Tool):
         call: _GlobCall = value
         return call.pattern
 
+    def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
+        """A small tree is walked right here: a worker thread costs more than the walk.
+        Past ``INLINE_MAX_ENTRIES`` entries the walk gives up and ``run`` starts over in a
+        thread, so the event loop is never held for long."""
+        call: _GlobCall = value
+        base = ctx.resolve(call.path) if call.path else ctx.cwd
+        try:
+            outcome = glob_files(base, call.pattern, _give_up)
+        except _TooLarge:
+            return None
+        return finish(outcome, self.spec, ctx)
+
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _GlobCall = value
         base = ctx.resolve(call.path) if call.path else ctx.cwd
@@ -66,6 +91,16 @@ class GlobTool(Tool):
             glob_files, base, call.pattern, anyio.from_thread.check_cancelled
         )
         return finish(outcome, self.spec, ctx)
+
+
+class _TooLarge(Exception):
+    """The tree is too large to walk inline."""
+
+
+def _give_up() -> None:
+    # ``_walk`` checks every ``_CHECK_EVERY_ENTRIES`` entries: the first check means the
+    # inline walk has seen that many, its budget.
+    raise _TooLarge
 
 
 def glob_files(base: str, pattern: str, check: Check) -> ToolOutcome:
@@ -181,6 +216,7 @@ def _split_literal(pattern: str) -> tuple[str, str]:
 # ------------------------------------------------------------------------ the language
 
 
+@functools.lru_cache(maxsize=256)
 def glob_regex(pattern: str) -> re.Pattern[str]:
     """A regex that fully matches the relative paths ``pattern`` selects."""
     alternatives = _expand_braces(pattern)

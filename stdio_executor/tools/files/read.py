@@ -17,12 +17,13 @@ stops a read of a huge file promptly.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -32,6 +33,9 @@ from ..base import Tool, ToolContext, ToolOutcome, ToolSpec
 from ..output import OutputSink
 from .results import Check, finish, input_error, missing_path, no_check, tool_error
 from .text import IMAGE_EXTENSIONS, SNIFF_BYTES, TextCodec, image_type, looks_binary
+
+if TYPE_CHECKING:
+    from ..inputs import ReadInput
 
 __all__ = ["INLINE_MAX_BYTES", "ReadTool"]
 
@@ -53,19 +57,26 @@ _SKIP_CHUNK_CHARS = 64 * 1024
 _PREFIXES = tuple(f"{n:>6}\t" for n in range(DEFAULT_LIMIT + 1))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per call, and a frozen __init__ costs ~4x
 class _ReadCall:
     file_path: str
     offset: int  # 1-based number of the first line shown
     limit: int
 
 
+@functools.cache
+def _input_validator() -> Callable[[str, Mapping[str, Any]], ReadInput]:
+    """pydantic loads on the first call, never at start-up; an import statement in
+    ``validate`` itself cost 3% of a small Read (bench/NOTES.md)."""
+    from ..inputs import ReadInput
+    from ..validation import validate_model
+
+    return lambda tool, raw: validate_model(tool, ReadInput, raw)
+
+
 class ReadTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _ReadCall:
-        from ..inputs import ReadInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, ReadInput, raw)
+        value = _input_validator()(self.spec.name, raw)
         if not value.file_path:
             raise input_error(self.spec.name, "file_path", "must not be empty")
         if value.offset is not None and value.offset < 0:
