@@ -162,8 +162,10 @@ def _is_assignment(word: _Word) -> bool:
 
 def _is_read_only(words: list[_Word]) -> bool:
     args = [w for w in words if not _is_assignment(w)]
-    if not args:
-        return False  # a bare assignment changes the shell; treat as a write
+    if len(args) != len(words):
+        # `PATH=. ls`, `LD_PRELOAD=x cat`: an assignment can change what runs; and a bare
+        # assignment changes the shell. Neither is known to only read.
+        return False
     texts: list[str] = []
     for word in args:
         if word.text.startswith("\0redir:"):
