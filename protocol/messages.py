@@ -358,4 +358,19 @@ class ErrorEvent(_Message, tag="error", frozen=True, kw_only=True):
     tool_use_id: str | None = None
 
 
-Event = Ready | ToolStarted | Progress | ToolResult | Drained | Discarded | Interrupted | ErrorEvent
+Event = (
+    Ready
+    | ToolStarted
+    | Progress
+    | ToolResult
+    | Drained
+    | Discarded
+    | Interrupted
+    | ErrorEvent
+    | PermissionRequest
+    | PermissionCancelled
+    | ToolCall
+    | ToolCancel
+    | ToolsChanged
+    | JournalRecovered
+)

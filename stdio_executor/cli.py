@@ -24,7 +24,13 @@ from . import __version__
 from .config import DEFAULT_MAX_LINE_BYTES, Config
 
 if TYPE_CHECKING:
+    from .journal import Journal
+    from .permissions.gate import Gate
+    from .permissions.settings import Settings
     from .tools.catalog import ToolRegistry
+    from .tools.host import HostBridge
+    from .tools.mcp import McpServerConfig
+    from .tools.session import Session
 
 __all__ = ["main"]
 
@@ -37,6 +43,11 @@ Run tool calls for an LLM agent: NDJSON commands on stdin, NDJSON events on stdo
 
 subcommands:
   schema            print the protocol's JSON Schema
+  replay PATH...    pipe recorded fixtures through fresh daemons and compare (docs/fixtures.md)
+  record DIR        run a daemon on stdin/stdout and save the session as a fixture
+  journal-to-fixture JOURNAL DIR
+                    turn the last session of a journal into a fixture
+  timeline JOURNAL  draw a journal's tools as an SVG timeline (-o FILE)
 """
 
 _EPILOG = """\
@@ -104,6 +115,56 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAMES",
         help="comma-separated built-in tools to enable, e.g. Read,Grep (default: all)",
     )
+    p.add_argument(
+        "--tools",
+        dest="host_tools",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="host-implemented tools: a JSON array of API tool definitions plus read_only, "
+        "interrupt_behavior, timeout_ms, aliases (may repeat; see docs/protocol.md)",
+    )
+    p.add_argument(
+        "--mcp-config",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="MCP servers from a Claude Code-style .mcp.json (may repeat); the workspace's "
+        ".mcp.json is read too unless --strict-mcp-config",
+    )
+    p.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        help="use only the MCP servers of --mcp-config files",
+    )
+    p.add_argument(
+        "--journal",
+        default=None,
+        metavar="FILE",
+        help="append every command received and event written to FILE (NDJSON); on start, "
+        "report tools the previous run started and never finished",
+    )
+    p.add_argument(
+        "--settings",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a Claude Code settings.json (or JSON text) with permissions and hooks; may "
+        "repeat; read after the workspace's .claude/settings.json and settings.local.json, "
+        "later files win (docs/permissions.md)",
+    )
+    p.add_argument(
+        "--permission-mode",
+        default=None,
+        choices=("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"),
+        help="overrides the settings' defaultMode (default: default: read-only tools run, "
+        "anything else asks the host with permission_request)",
+    )
+    p.add_argument(
+        "--no-prompt",
+        action="store_true",
+        help="never ask the host: what would be asked is denied (e.g. replaying fixtures)",
+    )
     p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
     p.add_argument("--log-format", default="text", choices=("text", "json"))
     return p
@@ -113,6 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list[:1] == ["schema"]:
         return _schema(args_list[1:])
+    if args_list[:1] and args_list[0] in _TOOL_SUBCOMMANDS:
+        return _tool_subcommand(args_list)
     args = _parser().parse_args(args_list)
     _setup_logging(args.log_level, args.log_format)
     workspace = os.path.abspath(args.workspace or os.getcwd())
@@ -127,12 +190,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_line_bytes=args.max_line_bytes,
         **({"spill_dir": os.path.abspath(args.spill_dir)} if args.spill_dir else {}),
         tools=enabled,
+        settings=tuple(args.settings),
+        permission_mode=args.permission_mode,
+        no_prompt=args.no_prompt,
+        host_tool_files=tuple(args.host_tools),
+        mcp_configs=tuple(args.mcp_config),
+        strict_mcp_config=args.strict_mcp_config,
+        journal=args.journal,
+        argv=tuple(args_list),
     )
     return _serve(config)
 
 
 def _serve(config: Config) -> int:
-    from .runtime.stdio import claim_stdio
+    from .runtime.fds import claim_stdio
     from .tools.catalog import ToolRegistry, builtin_specs
 
     specs = builtin_specs(config.tools)
@@ -141,9 +212,29 @@ def _serve(config: Config) -> int:
         sys.stderr.write(f"stdio-executor: unknown tools in --builtin-tools: {sorted(unknown)}\n")
         return EXIT_USAGE
     registry = ToolRegistry(specs)
+    external = _external_tools(config, registry)
+    if external is None:
+        return EXIT_USAGE
+    host, mcp_servers = external
+    first = [_ready_line(config, registry)]
+    journal = None
+    if config.journal:
+        try:
+            journal, recovered = _open_journal(config)
+        except OSError as exc:
+            sys.stderr.write(f"stdio-executor: cannot use the journal: {exc}\n")
+            return EXIT_USAGE
+        first += recovered
+        for line in first:
+            journal.record_out(line)
+        journal.flush()
+    try:
+        permission_settings = _permission_settings(config)
+    except _BadSettings:
+        return EXIT_USAGE
     fds = claim_stdio()
     try:
-        os.write(fds.output_fd, _ready_line(config, registry))
+        os.write(fds.output_fd, b"".join(first))
     except OSError as exc:
         log.error("cannot write the ready line: %s", exc)
         return 3
@@ -163,7 +254,17 @@ def _serve(config: Config) -> int:
         processes=ProcessRegistry(),
         session_id=f"{os.getpid()}",
     )
-    daemon = Daemon(config, registry, session, fds)
+    gate = _gate(config, permission_settings, session)
+    daemon = Daemon(
+        config,
+        registry,
+        session,
+        fds,
+        gate=gate,
+        journal=journal,
+        host=host,
+        mcp_servers=mcp_servers,
+    )
     try:
         return anyio.run(daemon.run)
     except Exception:
@@ -172,6 +273,68 @@ def _serve(config: Config) -> int:
         return EXIT_INTERNAL
     finally:
         fds.restore()
+        if journal is not None:
+            journal.close()
+
+
+def _external_tools(
+    config: Config, registry: ToolRegistry
+) -> tuple[HostBridge | None, list[McpServerConfig]] | None:
+    """Host tools from --tools files (they go into ``ready``) and the MCP servers to start
+    after it; None (exit 2) for a file that cannot be used. Only cheap checks happen here:
+    JSON Schemas are checked after ``ready`` (jsonschema is slow to import)."""
+    host = None
+    if config.host_tool_files:
+        from .tools.catalog import builtin_specs
+        from .tools.host import (
+            DefinitionError,
+            HostBridge,
+            check_definition,
+            host_tool,
+            load_definitions,
+        )
+
+        builtins = {n for s in builtin_specs() for n in (s.name, *s.aliases)}
+
+        def owner_of(name: str) -> str | None:
+            if name in builtins:
+                return "a built-in tool"
+            spec = registry.spec_of(name)
+            return f"the tool {spec.name}" if spec is not None else None
+
+        host = HostBridge()
+        for path in config.host_tool_files:
+            try:
+                definitions = load_definitions(path)
+            except DefinitionError as exc:
+                sys.stderr.write(f"stdio-executor: --tools {exc}\n")
+                return None
+            for definition in definitions:
+                problem = check_definition(definition, owner_of)
+                if problem is not None:
+                    sys.stderr.write(f"stdio-executor: --tools {path}: {problem}\n")
+                    return None
+                tool = host_tool(definition, host)
+                registry.add(tool.spec, tool)
+    paths = list(config.mcp_configs)
+    own = os.path.join(config.workspace, ".mcp.json")
+    if not config.strict_mcp_config and os.path.isfile(own):
+        paths.insert(0, own)
+    servers: dict[str, McpServerConfig] = {}
+    if paths:
+        from .tools.mcp import McpConfigError, load_mcp_config
+
+        for path in paths:
+            try:
+                found = load_mcp_config(path)
+            except McpConfigError as exc:
+                if path == own and path not in config.mcp_configs:
+                    log.warning("ignoring the workspace's MCP servers: %s", exc)
+                    continue
+                sys.stderr.write(f"stdio-executor: --mcp-config {exc}\n")
+                return None
+            servers.update((server.name, server) for server in found)
+    return host, list(servers.values())
 
 
 def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
@@ -207,12 +370,101 @@ def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
     return encode_event(ready)
 
 
+def _open_journal(config: Config) -> tuple[Journal, list[bytes]]:
+    """Open (and lock) the journal; the ``journal_recovered`` line to write after ``ready``
+    if the previous session left tools started and unfinished."""
+    from protocol import PROTOCOL_VERSION, JournalRecovered, UnfinishedTool, encode_event
+
+    from .journal import Journal, last_session, unfinished_tools
+
+    assert config.journal is not None
+    journal = Journal(config.journal)
+    previous = last_session(journal.path)
+    unfinished = unfinished_tools(previous) if previous is not None else []
+    journal.session(
+        {
+            "pid": os.getpid(),
+            "version": __version__,
+            "protocol_version": PROTOCOL_VERSION,
+            "workspace": config.workspace,
+            "cwd": os.getcwd(),
+            "spill_dir": config.spill_dir,
+            "argv": list(config.argv),
+        }
+    )
+    if not unfinished:
+        return journal, []
+    event = JournalRecovered(
+        journal=journal.path, unfinished=[UnfinishedTool(**u) for u in unfinished]
+    )
+    return journal, [encode_event(event)]
+
+
+class _BadSettings(Exception):
+    pass
+
+
+_SETTINGS_FILES = ("settings.json", "settings.local.json")  # as permissions.settings reads
+
+
+def _permission_settings(config: Config) -> Settings | None:
+    """The merged settings files, read before ``ready`` so a malformed one is a start-up
+    error (exit 2). None when there are none: the permission modules then load after
+    ``ready`` (they cost ~50 ms of start-up)."""
+    files = (os.path.join(config.workspace, ".claude", n) for n in _SETTINGS_FILES)
+    if not config.settings and not any(os.path.exists(f) for f in files):
+        return None
+    from .permissions.settings import SettingsError, case_insensitive, load_settings
+
+    try:
+        return load_settings(
+            config.workspace, config.settings, ignore_case=case_insensitive(config.workspace)
+        )
+    except SettingsError as exc:
+        sys.stderr.write(f"stdio-executor: bad settings: {exc}\n")
+        raise _BadSettings from None
+
+
+def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
+    from .permissions.settings import case_insensitive, load_settings
+    from .permissions.settings_gate import build_gate
+
+    if settings is None:
+        settings = load_settings(config.workspace, ())
+
+    gate = build_gate(
+        settings,
+        mode=config.permission_mode,
+        no_prompt=config.no_prompt,
+        workspace=config.workspace,
+        spill_dir=config.spill_dir,
+        session_id=session.session_id,
+        processes=session.processes,
+        ignore_case=case_insensitive(config.workspace),
+    )
+    threading.Thread(target=gate.warm, name="warm-permissions", daemon=True).start()
+    return gate
+
+
 def _warm(registry: ToolRegistry) -> None:
     try:
         registry.warm()
         from .tools import inputs, validation  # noqa: F401
     except Exception:  # pragma: no cover - the first real call reports the problem
         log.debug("warm-up failed", exc_info=True)
+
+
+_TOOL_SUBCOMMANDS = ("replay", "record", "journal-to-fixture", "timeline")
+
+
+def _tool_subcommand(argv: list[str]) -> int:
+    if argv[0] == "timeline":
+        from .timeline import main as timeline_main
+
+        return timeline_main(argv[1:])
+    from .fixtures import main as fixtures_main
+
+    return fixtures_main(argv)
 
 
 def _schema(argv: list[str]) -> int:

@@ -30,3 +30,11 @@ class Config:
     tools: tuple[str, ...] | None = None  # None: every built-in
     # Seconds to wait for running tools to stop after SIGTERM/SIGINT before exiting anyway.
     shutdown_grace: float = 5.0
+    settings: tuple[str, ...] = ()  # --settings PATH|JSON (may repeat), after .claude/*.json
+    permission_mode: str | None = None  # --permission-mode: overrides defaultMode
+    no_prompt: bool = False  # --no-prompt: every ask is a deny
+    host_tool_files: tuple[str, ...] = ()  # --tools FILE (may repeat)
+    mcp_configs: tuple[str, ...] = ()  # --mcp-config FILE (may repeat)
+    strict_mcp_config: bool = False  # ignore the workspace's .mcp.json
+    journal: str | None = None  # --journal FILE
+    argv: tuple[str, ...] = ()  # the command line, as recorded in the journal

@@ -22,7 +22,7 @@ import signal
 import sys
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,13 +71,17 @@ from ..core import (
     sibling_label,
 )
 from ..core.executor import InterruptRequested, ShutdownRequested
+from ..journal import Journal
 from ..permissions.gate import Allow, CallInfo, Deny, Gate, OpenGate, Verdict
 from ..processes import group_alive
 from ..tools.base import InputError, Tool, ToolContext, ToolOutcome
 from ..tools.catalog import ToolRegistry
+from ..tools.host import HostBridge, HostTool
+from ..tools.mcp import McpManager, McpServerConfig
 from ..tools.session import Session
 from .framing import LineFramer, TooLong
 from .stdio import StdioFds, WireWriter, read_chunks
+from .toolset import SchemaReport, ServerTools, ToolSet
 
 __all__ = ["EXIT_HOST_GONE", "EXIT_INTERNAL", "EXIT_OK", "Daemon"]
 
@@ -88,21 +92,30 @@ EXIT_INTERNAL = 1
 EXIT_HOST_GONE = 3
 
 _PARENT_POLL_S = 0.5
+# Output queued during one burst of dispatching that is written without waiting for the
+# burst to end.
+_KICK_BYTES = 64 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: built once per call on the hot path, where a frozen dataclass's __init__
+# costs several times a plain one's (bench/NOTES.md). Never mutated after construction.
+@dataclass(slots=True)
 class _Finished:
     turn: int
     tool_use_id: str
     outcome: Outcome
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: see _Finished
 class _Line:
-    """An ``add_tool`` with the input line it came from (for error events)."""
+    """A command with the input line it came from (for error events)."""
 
     lineno: int
     command: Any
+
+
+# Commands whose error events name their input line.
+_LINE_COMMANDS = (AddTool, RegisterTool, UnregisterTool, ToolProgressCommand, ToolOutput)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +139,10 @@ class _Inbox:
     def __init__(self) -> None:
         self._items: deque[Any] = deque()
         self._event: anyio.Event | None = None
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._items)
 
     def put(self, item: Any) -> None:
         self._items.append(item)
@@ -184,8 +201,12 @@ class Daemon:
         session: Session,
         fds: StdioFds,
         gate: Gate | None = None,
+        journal: Journal | None = None,
+        host: HostBridge | None = None,
+        mcp_servers: Sequence[McpServerConfig] = (),
     ):
         self.config = config
+        self.journal = journal
         self.gate = gate or OpenGate()
         self.registry = registry
         self.session = session
@@ -196,14 +217,30 @@ class Daemon:
             context={"cwd": config.workspace},
         )
         self.inbox = _Inbox()
-        self.wire = WireWriter(fds, on_closed=lambda: self.inbox.put(_HostGone("stdout closed")))
+        self.wire = WireWriter(
+            fds, on_closed=lambda: self.inbox.put(_HostGone("stdout closed")), journal=journal
+        )
         self._decoder = CommandDecoder()
+        self.gate.attach(self._emit_now, self._abort_turn)
         self._inputs: dict[str, tuple[Tool, Any, dict[str, Any]]] = {}  # added, not started
         self._running: dict[tuple[int, str], _Running] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._eof = False
         self._stopping: int | None = None  # exit code once we are on the way out
         self._stop_deadline = float("inf")
+        # Tools beyond the built-ins (SPEC section 7): the host's and MCP servers'.
+        self.host = host or HostBridge()
+        self.host.attach(self._emit_now, lambda: self.core.turn, self._host_call_expected)
+        self.toolset = ToolSet(registry, self.host)
+        self.mcp = (
+            McpManager(
+                list(mcp_servers),
+                session,
+                lambda server, tools: self.inbox.put(ServerTools(server, tools)),
+            )
+            if mcp_servers
+            else None
+        )
 
     # ------------------------------------------------------------------------ life
 
@@ -215,6 +252,9 @@ class Daemon:
             tg.start_soon(self._watch_signals)
             tg.start_soon(self._watch_parent)
             tg.start_soon(self.wire.run)
+            tg.start_soon(self.toolset.check_start_schemas, self.inbox.put)
+            if self.mcp is not None:
+                tg.start_soon(self.mcp.run)
             try:
                 await self._own_core()
             finally:
@@ -227,6 +267,8 @@ class Daemon:
     async def _finish(self) -> None:
         for running in self._running.values():
             running.scope.cancel("daemon exiting")
+        if self.mcp is not None:
+            await self.mcp.aclose()
         processes = self.session.processes
         if processes.groups:
             # Leftover groups (background commands): a chance to exit cleanly, then KILL.
@@ -266,7 +308,11 @@ class Daemon:
             except Exception as exc:  # the one place a bug becomes a wire error
                 log.exception("internal error while handling %r", item)
                 self._emit(ErrorEvent(code="internal_error", message=f"internal error: {exc}"))
-        self.wire.kick()
+        # Write once the burst is over: an inline tool's result is already back in the
+        # inbox, and writing its `tool_started` alone first woke the host twice per call
+        # (bench/NOTES.md). A long burst (thousands of inline calls) still writes as it goes.
+        if not self.inbox.pending or self.wire.pending >= _KICK_BYTES:
+            self.wire.kick()
 
     def _dispatch(self, item: Any) -> None:
         if isinstance(item, _Finished):
@@ -278,6 +324,7 @@ class Daemon:
         elif isinstance(item, AddTool):
             self._add_tool(item, None)
         elif isinstance(item, Interrupt):
+            self.gate.on_interrupt(item.reason)  # pending permission requests are void
             self._perform(self.core.handle(InterruptRequested(item.reason, item.request_id)))
         elif isinstance(item, Discard):
             self._perform(self.core.handle(DiscardRequested(item.request_id)))
@@ -288,13 +335,17 @@ class Daemon:
             if error is not None:
                 self._emit(error)
         elif isinstance(item, RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput):
-            self._on_host_command(item)
+            self._on_host_command(item, None)
+        elif isinstance(item, ServerTools | SchemaReport):
+            for change in self.toolset.apply(item):
+                self._emit(change)
         elif isinstance(item, ErrorEvent):
             self._emit(item)
         elif isinstance(item, _Eof):
             self._eof = True
             log.debug("stdin closed; finishing the open turn")
             self.gate.on_input_closed()
+            self.host.on_input_closed()
             if self.core.turn_open and not self.core.draining:
                 self._perform(self.core.handle(DrainRequested(None)))
         elif isinstance(item, _Signal):
@@ -305,19 +356,36 @@ class Daemon:
             raise TypeError(f"unexpected inbox item {item!r}")
 
     def _on_host_command(
-        self, command: RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput
+        self,
+        command: RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput,
+        line: int | None,
     ) -> None:
-        # Host tools are not wired in yet: say so instead of failing silently.
-        self._emit(
-            ErrorEvent(
-                code="invalid_command",
-                message=f"{type(command).__name__} is not supported by this daemon yet",
-            )
-        )
+        if isinstance(command, ToolProgressCommand):
+            error = self.host.on_progress(command, line)
+            events: list[Event] = [error] if error is not None else []
+        elif isinstance(command, ToolOutput):
+            error = self.host.on_output(command, line)
+            events = [error] if error is not None else []
+        elif isinstance(command, RegisterTool):
+            events = self.toolset.register(command, line)
+        else:
+            events = self.toolset.unregister(command, line)
+        for event in events:
+            self._emit(event)
+
+    def _host_call_expected(self, tool_use_id: str) -> bool:
+        """A host tool call of the open turn is added or started, but not yet asked."""
+        added = self._inputs.get(tool_use_id)
+        if added is not None:
+            return isinstance(added[0], HostTool)
+        running = self._running.get((self.core.turn, tool_use_id))
+        return running is not None and isinstance(running.tool, HostTool)
 
     def _dispatch_command(self, command: Any, lineno: int) -> None:
         if isinstance(command, AddTool):
             self._add_tool(command, lineno)
+        elif isinstance(command, RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput):
+            self._on_host_command(command, lineno)
         else:
             self._dispatch(command)
 
@@ -373,6 +441,8 @@ class Daemon:
     def _classify(self, tool_use_id: str, name: str, raw: dict[str, Any]) -> ToolAdded:
         """Resolve, validate and classify one call; what the core needs to schedule it."""
         tool = self.registry.get(name)
+        if tool is None and self.mcp is not None:
+            tool = self.mcp.placeholder(name)  # a tool of a server that is not up (yet)
         if tool is None:
             message = f"<tool_use_error>Error: No such tool available: {name}</tool_use_error>"
             return ToolAdded(
@@ -544,13 +614,13 @@ class Daemon:
         return self._outcome(result, started)
 
     def _outcome(self, result: ToolOutcome, started: float) -> Outcome:
-        extra = self._timing(started)
-        extra.update(
-            exit_code=result.exit_code,
-            truncated=result.truncated,
-            output_path=result.output_path,
-            output_bytes=result.output_bytes,
-        )
+        extra = {
+            **self._timing(started),
+            "exit_code": result.exit_code,
+            "truncated": result.truncated,
+            "output_path": result.output_path,
+            "output_bytes": result.output_bytes,
+        }
         return Outcome(
             result.content,
             result.is_error,
@@ -561,7 +631,8 @@ class Daemon:
 
     @staticmethod
     def _timing(started: float) -> dict[str, Any]:
-        return {"duration_ms": round((time.monotonic() - started) * 1000, 3)}
+        # round(x, 3) formats the float as decimal digits: a microsecond per call.
+        return {"duration_ms": round((time.monotonic() - started) * 1e6) / 1000}
 
     def _progress_sink(self, turn: int, tool_use_id: str) -> Callable[[dict[str, Any]], None]:
         def progress(data: dict[str, Any]) -> None:
@@ -596,6 +667,16 @@ class Daemon:
     def _emit(self, event: Event) -> None:
         self.wire.send(encode_event(event))
 
+    def _emit_now(self, event: Event) -> None:
+        """Write an event from outside the loop's batches (a tool task)."""
+        self._emit(event)
+        self.wire.kick()
+
+    def _abort_turn(self, request_id: str | None) -> None:
+        """The gate aborts the turn (a host's ``interrupt: true``, a hook's ``continue:
+        false``): handled exactly like an ``interrupt`` command with reason "abort"."""
+        self.inbox.put(Interrupt(reason="abort", request_id=request_id))
+
     # ---------------------------------------------------------------------- watchers
 
     async def _read_input(self) -> None:
@@ -606,14 +687,20 @@ class Daemon:
             async for chunk in read_chunks(self.fds, self.wire.backlog_waiter):
                 for line in framer.feed(chunk):
                     put(self._decode_line(line, decode))
+                if self.journal is not None:
+                    self.journal.flush()
             for line in framer.eof():
                 put(self._decode_line(line, decode))
+            if self.journal is not None:
+                self.journal.flush()
         except OSError as exc:
             log.error("reading stdin failed: %s", exc)
         put(_Eof())
 
     def _decode_line(self, line: tuple[int, bytes] | TooLong, decode: Any) -> Any:
         if isinstance(line, TooLong):
+            if self.journal is not None:
+                self.journal.record_skipped(line.lineno, line.size)
             return ErrorEvent(
                 code="line_too_long",
                 message=(
@@ -624,7 +711,12 @@ class Daemon:
             )
         lineno, data = line
         command = decode(data, lineno)
-        return _Line(lineno, command) if isinstance(command, AddTool) else command
+        if self.journal is not None:
+            is_json = not (
+                isinstance(command, ErrorEvent) and command.code in ("invalid_json", "invalid_utf8")
+            )
+            self.journal.record_in(lineno, data, is_json)
+        return _Line(lineno, command) if isinstance(command, _LINE_COMMANDS) else command
 
     async def _watch_signals(self) -> None:
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:

@@ -15,56 +15,24 @@ written with as few syscalls as possible; when the host is slow to read, the res
 
 from __future__ import annotations
 
-import contextlib
 import errno
-import fcntl
 import os
-import stat
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.lowlevel
 
-__all__ = ["StdioFds", "WireWriter", "claim_stdio", "read_chunks"]
+from .fds import StdioFds, _pollable, _set_nonblocking
+
+if TYPE_CHECKING:
+    from ..journal import Journal
+
+__all__ = ["StdioFds", "WireWriter", "read_chunks"]
 
 _CHUNK = 65536
 # Stop reading commands while this much output waits for the host.
 _BACKLOG_LIMIT = 8 * 1024 * 1024
-
-
-@dataclass(slots=True)
-class StdioFds:
-    input_fd: int
-    output_fd: int
-    _saved_flags: dict[int, int]
-
-    def restore(self) -> None:
-        """Undo O_NONBLOCK: a terminal shares its file description with the shell."""
-        for fd, flags in self._saved_flags.items():
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(fd, fcntl.F_SETFL, flags)
-
-
-def claim_stdio() -> StdioFds:
-    input_fd = os.dup(0)
-    output_fd = os.dup(1)
-    os.dup2(2, 1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    return StdioFds(input_fd, output_fd, {})
-
-
-def _pollable(fd: int) -> bool:
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or os.isatty(fd)
-
-
-def _set_nonblocking(fds: StdioFds, fd: int) -> None:
-    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
-    fds._saved_flags.setdefault(fd, flags)
-    fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
 
 
 async def read_chunks(
@@ -99,8 +67,12 @@ async def read_chunks(
 class WireWriter:
     """Owns the output fd. ``send`` never blocks; ``kick`` writes what it can now."""
 
-    def __init__(self, fds: StdioFds, on_closed: Callable[[], None]) -> None:
+    def __init__(
+        self, fds: StdioFds, on_closed: Callable[[], None], journal: Journal | None = None
+    ) -> None:
         self._fds = fds
+        # Every event is journaled when queued, and the journal is written before stdout.
+        self.journal = journal
         self._fd = fds.output_fd
         self._buf = bytearray()
         self._wake = anyio.Event()
@@ -119,6 +91,8 @@ class WireWriter:
     def send(self, data: bytes) -> None:
         if not self.closed:
             self._buf += data
+            if self.journal is not None:
+                self.journal.record_out(data)
 
     def kick(self) -> None:
         """Write as much as the fd takes without blocking; the writer task does the rest."""
@@ -160,6 +134,8 @@ class WireWriter:
             await self._empty.wait()
 
     def _write_some(self) -> None:
+        if self.journal is not None:
+            self.journal.flush()
         try:
             written = os.write(self._fd, self._buf)
         except BlockingIOError:

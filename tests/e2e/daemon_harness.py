@@ -409,9 +409,13 @@ def run_daemon(
     """Start a daemon in ``workspace`` and wait for ``ready``; always torn down.
 
     Spilled output goes under ``workspace`` unless ``--spill-dir`` is given, so tests leave
-    nothing in the system temp dir.
+    nothing in the system temp dir. Unless the test picks its own ``--permission-mode`` or
+    ``--settings``, the daemon runs in ``bypassPermissions``: tests that are not about
+    permissions must not wait for a ``permission_response``.
     """
     argv = list(args)
+    if not {"--permission-mode", "--settings"} & set(argv):
+        argv += ["--permission-mode", "bypassPermissions"]
     if "--spill-dir" not in argv:
         argv += ["--spill-dir", str(spill_dir or workspace / ".spill")]
     daemon = DaemonProcess(workspace, argv)

@@ -98,6 +98,8 @@ async def daemon(workspace: Path, tmp_path: Path) -> AsyncIterator[Client]:
         str(workspace),
         "--spill-dir",
         str(tmp_path / "spill"),
+        "--permission-mode",  # these tests are not about permissions: Write/Edit just run
+        "bypassPermissions",
     ]
     stderr = os.open(tmp_path / "stderr.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
