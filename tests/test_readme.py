@@ -50,7 +50,7 @@ def readme_commands() -> list[str]:
 
 # Commands exercised elsewhere: where, and a text that proves it.
 COVERED = {
-    "pip install -e . && stdio-executor --help": (".ci/run", "README: pip install -e .)"),
+    "pip install -e . && stdio-executor": (".ci/run", "README: pip install -e . && stdio-executor"),
     "pip install -e '.[test]' && pytest": (".ci/run", "README: pip install -e '.[test]' && pytest"),
     "pip install -e '.[test]'": (".ci/run", "pip install -q -e '.[test]'"),
     "stdio-executor replay fixtures/": (
@@ -166,7 +166,8 @@ def _runner_for(command: str) -> str | None:
 
 def test_the_first_two_lines_are_the_install_and_test_commands() -> None:
     block = README.read_text().split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
-    assert block[0].startswith("pip install -e . && stdio-executor --help    # install")
+    assert block[0].startswith("pip install -e . && stdio-executor ")
+    assert block[0].split("#")[0].split() == ["pip", "install", "-e", ".", "&&", "stdio-executor"]
     assert block[1].startswith("pip install -e '.[test]' && pytest           # run the tests")
 
 
