@@ -23,8 +23,23 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
-__all__ = ["ProcessRegistry", "group_alive"]
+import anyio
+import anyio.abc
+
+__all__ = [
+    "KILL_GRACE_S",
+    "ProcessRegistry",
+    "group_alive",
+    "spawn_group",
+    "stop_group",
+    "supervised",
+]
+
+# How long a group gets between SIGTERM and SIGKILL (and then to be reaped).
+KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
 
 log = logging.getLogger(__name__)
 
@@ -147,3 +162,52 @@ class ProcessRegistry:
         # Keep the raw fd: writes are tiny and must not sit in a buffer if we are SIGKILLed.
         self._reaper_fd = os.dup(self._reaper.stdin.fileno())
         self._reaper.stdin.close()
+
+
+async def spawn_group(
+    registry: ProcessRegistry, argv: Sequence[str], **kwargs: Any
+) -> anyio.abc.Process:
+    """Start a child in a session (and process group) of its own and register the group.
+
+    Shielded: a cancel landing mid-spawn would leave a started child unregistered and never
+    killed. The cancel takes effect at the caller's next await instead, inside
+    ``supervised``, which stops the group.
+    """
+    with anyio.CancelScope(shield=True):
+        process = await anyio.open_process(list(argv), start_new_session=True, **kwargs)
+        registry.register(process.pid)
+    return process
+
+
+async def stop_group(process: anyio.abc.Process) -> None:
+    """SIGTERM the group, wait a bounded time, SIGKILL it, reap the leader."""
+    pgid = process.pid
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signal.SIGTERM)
+    with anyio.move_on_after(KILL_GRACE_S):
+        await process.wait()
+    if group_alive(pgid):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pgid, signal.SIGKILL)
+    with anyio.move_on_after(KILL_GRACE_S):
+        await process.wait()
+
+
+@contextlib.asynccontextmanager
+async def supervised(
+    process: anyio.abc.Process, registry: ProcessRegistry
+) -> AsyncIterator[anyio.abc.Process]:
+    """The lifetime of a spawned group: on cancellation (or any error) the whole group is
+    stopped, shielded so the kill itself cannot be cancelled and bounded by the grace; at the
+    end the group is forgotten once empty (background children of a finished command stay
+    registered until they exit or the daemon does) and the process is closed."""
+    try:
+        yield process
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await stop_group(process)
+        raise
+    finally:
+        registry.forget_if_empty(process.pid)
+        with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+            await process.aclose()

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from ..processes import ProcessRegistry
-from ..tools.bash import _stop_group
+from ..processes import ProcessRegistry, spawn_group, stop_group, supervised
 from .config import HookCommand
 
 __all__ = ["HookRun", "run_hooks"]
@@ -77,39 +76,26 @@ async def run_hook(
     if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat
         cwd = env.get("CLAUDE_PROJECT_DIR", "/")
     try:
-        # Shielded: a cancel that lands while the child is being spawned would leave it
-        # running unregistered; once it is registered, the cancel reaches it below.
-        with anyio.CancelScope(shield=True):
-            process = await anyio.open_process(
-                ["/bin/bash", "-c", hook.command],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=cwd,
-                env=dict(env),
-                start_new_session=True,
-            )
+        process = await spawn_group(
+            processes,
+            ["/bin/bash", "-c", hook.command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=dict(env),
+        )
     except OSError as exc:
         return HookRun(hook, None, error=f"could not start: {exc}")
-    processes.register(process.pid)
     out = _Capped()
     err = _Capped()
-    timed_out = False
-    try:
+    # The tool call was cancelled: the hook's whole group goes (supervised).
+    async with supervised(process, processes):
         with anyio.move_on_after(hook.timeout) as deadline:
             await _communicate(process, payload, out, err)
         timed_out = deadline.cancelled_caught
         if timed_out:
-            await _stop_group(process)
-    except BaseException:
-        # The tool call was cancelled: the hook's whole group goes, shielded and bounded.
-        with anyio.CancelScope(shield=True):
-            await _stop_group(process)
-        raise
-    finally:
-        processes.forget_if_empty(process.pid)
-        with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
-            await process.aclose()
+            await stop_group(process)
     code = process.returncode
     if code is not None and code < 0:
         code = 128 - code

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .output import OutputSink
     from .session import Session
 
-__all__ = ["InputError", "Tool", "ToolContext", "ToolOutcome", "ToolSpec"]
+__all__ = ["InputError", "Tool", "ToolContext", "ToolOutcome", "ToolSpec", "describe_value"]
 
 Content = str | list[dict[str, Any]]
 ReadOnly = Literal["always", "never", "per_input"]
@@ -27,6 +27,24 @@ InterruptBehavior = Literal["cancel", "block"]
 
 class InputError(Exception):
     """The input failed validation; the message is model-facing."""
+
+
+def describe_value(value: Any) -> str:
+    """What a bad input value was, for validation messages: ``string 'ten'``, ``array``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean {str(value).lower()}"
+    if isinstance(value, int | float):
+        return f"number {value}"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:40] + "\u2026"
+        return f"string {shown!r}"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
 
 
 @dataclass(frozen=True, slots=True)

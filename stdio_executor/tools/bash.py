@@ -17,7 +17,6 @@ import contextlib
 import fcntl
 import math
 import os
-import signal
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from ..processes import group_alive
+from ..processes import spawn_group, stop_group, supervised
 from .base import Tool, ToolContext, ToolOutcome
 from .bash_syntax import CommandInfo, analyze
 from .output import OutputSink
@@ -36,8 +35,6 @@ __all__ = ["BashTool"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-# How long a group gets between SIGTERM and SIGKILL.
-KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
 # After the shell exits, how long to keep reading output that background children might
 # still be writing into the shared pipe before giving up on EOF.
 _DRAIN_AFTER_EXIT_S = 0.1
@@ -105,18 +102,14 @@ class BashTool(Tool):
         read_fd, write_fd = _output_pipe()
         registry = ctx.session.processes
         try:
-            # Shielded: a cancel landing mid-spawn would leave a started shell unregistered
-            # and never killed. The cancel takes effect at the pump's first await instead.
-            with anyio.CancelScope(shield=True):
-                process = await anyio.open_process(
-                    ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command],
-                    stdin=subprocess.DEVNULL,
-                    stdout=write_fd,
-                    stderr=subprocess.STDOUT,
-                    cwd=cwd,
-                    start_new_session=True,
-                )
-                registry.register(process.pid)
+            process = await spawn_group(
+                registry,
+                ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command],
+                stdin=subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+            )
         except OSError as exc:
             os.close(read_fd)
             return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
@@ -124,23 +117,14 @@ class BashTool(Tool):
             os.close(write_fd)  # the shell has its copy: EOF once its group closes it
         timed_out = False
         try:
-            with anyio.move_on_after(call.timeout_ms / 1000) as deadline:
-                await _pump(process, read_fd, sink, ctx)
-            timed_out = deadline.cancelled_caught
-            if timed_out:
-                await _stop_group(process)
-        except BaseException:
-            # Cancelled (interrupt, discard, sibling error, shutdown): the whole group goes,
-            # shielded so the kill itself cannot be cancelled, bounded by the kill grace.
-            with anyio.CancelScope(shield=True):
-                await _stop_group(process)
-            raise
+            # Cancelled (interrupt, discard, sibling error, shutdown): the group goes.
+            async with supervised(process, registry):
+                with anyio.move_on_after(call.timeout_ms / 1000) as deadline:
+                    await _pump(process, read_fd, sink, ctx)
+                timed_out = deadline.cancelled_caught
+                if timed_out:
+                    await stop_group(process)
         finally:
-            # Background children of a finished command stay registered until they exit or
-            # the daemon does.
-            registry.forget_if_empty(process.pid)
-            with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
-                await process.aclose()
             os.close(read_fd)
         out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
@@ -303,20 +287,6 @@ def _complete_utf8(data: bytes) -> int:
             return end - back if back < need else end
         return end
     return end
-
-
-async def _stop_group(process: anyio.abc.Process) -> None:
-    """SIGTERM the group, wait a bounded time, SIGKILL it, reap the shell."""
-    pgid = process.pid
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGTERM)
-    with anyio.move_on_after(KILL_GRACE_S):
-        await process.wait()
-    if group_alive(pgid):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGKILL)
-    with anyio.move_on_after(KILL_GRACE_S):
-        await process.wait()
 
 
 def _exit_code(returncode: int | None) -> int | None:

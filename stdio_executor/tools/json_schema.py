@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .base import InputError
+from .base import InputError, describe_value
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -74,7 +74,7 @@ class SchemaInput:
                 expected = err.validator_value
                 if isinstance(expected, list):
                     expected = " or ".join(str(t) for t in expected)
-                text = f"expected {expected} (got {_kind(err.instance)})"
+                text = f"expected {expected} (got {describe_value(err.instance)})"
             else:
                 text = _cut(err.message)
             line = f"- `{where}`: {text}"
@@ -94,20 +94,3 @@ class SchemaInput:
 def _cut(text: str) -> str:
     # jsonschema quotes the offending instance, which may be a megabyte of JSON.
     return text if len(text) <= _MAX_MESSAGE_CHARS else text[:_MAX_MESSAGE_CHARS] + "\u2026"
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"number {value}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:40] + "\u2026"
-        return f"string {shown!r}"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .base import InputError
+from .base import InputError, describe_value
 
 __all__ = ["format_validation_error", "validate_model"]
 
@@ -32,7 +32,7 @@ def format_validation_error(tool_name: str, exc: ValidationError) -> str:
         if err["type"] == "missing":
             lines.append(f"- `{where}`: this required parameter is missing")
         else:
-            got = _kind(err.get("input"))
+            got = describe_value(err.get("input"))
             lines.append(f"- `{where}`: {err['msg']} (got {got})")
     issues = "issue" if len(lines) == 1 else "issues"
     body = "\n".join(lines)
@@ -40,20 +40,3 @@ def format_validation_error(tool_name: str, exc: ValidationError) -> str:
         f"<tool_use_error>InputValidationError: {tool_name} failed due to the following "
         f"{issues}:\n{body}</tool_use_error>"
     )
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return f"boolean {str(value).lower()}"
-    if isinstance(value, int | float):
-        return f"number {value}"
-    if isinstance(value, str):
-        shown = value if len(value) <= 40 else value[:40] + "\u2026"
-        return f"string {shown!r}"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__

@@ -3,7 +3,7 @@
 Owns: turning Grep's inputs into one ``rg`` command line (always ``--no-config``,
 ``--hidden`` with ``.git`` excluded, ``--max-columns 500``), running it in its own process
 group (registered with the session's ``ProcessRegistry``, stopped as a group on cancel
-with Bash's ``_stop_group``), and shaping its output: matching lines (line numbers on by
+with ``processes.supervised``), and shaping its output: matching lines (line numbers on by
 default), files newest first, or per-file counts; ``head_limit`` cuts lines or entries.
 Must not: hold unbounded output: content streams into an ``OutputSink`` (which spills past
 the size limit) and ripgrep is stopped as soon as ``head_limit`` lines have arrived.
@@ -14,7 +14,6 @@ found something (it also exits 2 when one unreadable file was skipped).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
@@ -28,8 +27,8 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
+from ...processes import spawn_group, stop_group, supervised
 from ..base import Tool, ToolContext, ToolOutcome
-from ..bash import _stop_group
 from ..output import OutputSink
 from .results import finish, input_error, tool_error
 
@@ -109,36 +108,26 @@ class GrepTool(Tool):
             return tool_error("ripgrep (rg) is not installed; Grep cannot run.")
         target = ctx.resolve(call.path) if call.path else ctx.cwd
         collector = _Collector(call, self.spec.max_result_bytes, ctx)
+        registry = ctx.session.processes
         try:
-            process = await anyio.open_process(
+            process = await spawn_group(
+                registry,
                 _command(rg, call, target),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                start_new_session=True,
             )
         except OSError as exc:
             return tool_error(f"Could not start ripgrep: {exc}")
-        registry = ctx.session.processes
-        registry.register(process.pid)
         errors = bytearray()
         stopped = False
-        try:
-            async with anyio.create_task_group() as tg:
-                assert process.stdout is not None and process.stderr is not None
-                tg.start_soon(_keep_head, process.stderr, errors)
-                stopped = await _read_lines(process.stdout, collector.take)
-                if stopped:  # head_limit reached: the rest is not wanted
-                    await _stop_group(process)
-                await process.wait()
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await _stop_group(process)
-            raise
-        finally:
-            registry.forget_if_empty(process.pid)
-            with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
-                await process.aclose()
+        async with supervised(process, registry), anyio.create_task_group() as tg:
+            assert process.stdout is not None and process.stderr is not None
+            tg.start_soon(_keep_head, process.stderr, errors)
+            stopped = await _read_lines(process.stdout, collector.take)
+            if stopped:  # head_limit reached: the rest is not wanted
+                await stop_group(process)
+            await process.wait()
         code = process.returncode
         if not stopped and code not in (0, 1) and not collector.found:
             if not await anyio.Path(target).exists():
