@@ -23,7 +23,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -33,11 +33,15 @@ __all__ = [
     "KILL_GRACE_S",
     "ProcessRegistry",
     "group_alive",
+    "read_until_exit",
     "spawn_group",
     "stop_group",
     "supervised",
 ]
 
+# After a child exits, how long to keep reading output that its background children might
+# still be writing into the shared pipes before giving up on EOF.
+DRAIN_AFTER_EXIT_S = 0.1
 # How long a group gets between SIGTERM and SIGKILL (and then to be reaped).
 KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
 
@@ -211,3 +215,26 @@ async def supervised(
         registry.forget_if_empty(process.pid)
         with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
             await process.aclose()
+
+
+async def read_until_exit(process: anyio.abc.Process, read: Callable[[], Awaitable[None]]) -> None:
+    """Run ``read`` (which reads the child's pipes to EOF) until the child has exited.
+
+    A background job the child started (``cmd &``) inherits its pipes, so EOF may never
+    come: once the child itself is gone, reading gets ``DRAIN_AFTER_EXIT_S`` more to take
+    what is already in the pipe, then stops.
+    """
+    async with anyio.create_task_group() as tg:
+        done = anyio.Event()
+
+        async def reader() -> None:
+            try:
+                await read()
+            finally:
+                done.set()
+
+        tg.start_soon(reader)
+        await process.wait()
+        with anyio.move_on_after(DRAIN_AFTER_EXIT_S):
+            await done.wait()
+        tg.cancel_scope.cancel("child exited; background children keep its pipes open")

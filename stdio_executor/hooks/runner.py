@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from ..processes import ProcessRegistry, spawn_group, stop_group, supervised
+from ..processes import ProcessRegistry, read_until_exit, spawn_group, stop_group, supervised
 from .config import HookCommand
 
 __all__ = ["HookRun", "run_hooks"]
@@ -29,7 +29,6 @@ log = logging.getLogger("stdio_executor")
 
 _MAX_OUTPUT = 1024 * 1024  # per stream; the rest is read and dropped
 # After the hook exits, how long to keep reading output its background children might hold.
-_DRAIN_AFTER_EXIT_S = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,20 +132,10 @@ async def _communicate(
             while True:
                 sink.add(await stream.receive(65536))
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(feed)
-        readers = anyio.Event()
+    async def read_both() -> None:
+        async with anyio.create_task_group() as inner:
+            inner.start_soon(feed)
+            inner.start_soon(pump, process.stdout, out)
+            inner.start_soon(pump, process.stderr, err)
 
-        async def read_both() -> None:
-            try:
-                async with anyio.create_task_group() as inner:
-                    inner.start_soon(pump, process.stdout, out)
-                    inner.start_soon(pump, process.stderr, err)
-            finally:
-                readers.set()
-
-        tg.start_soon(read_both)
-        await process.wait()
-        with anyio.move_on_after(_DRAIN_AFTER_EXIT_S):
-            await readers.wait()
-        tg.cancel_scope.cancel("hook exited; its background children keep the pipes open")
+    await read_until_exit(process, read_both)

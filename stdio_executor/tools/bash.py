@@ -26,7 +26,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
-from ..processes import spawn_group, stop_group, supervised
+from ..processes import read_until_exit, spawn_group, stop_group, supervised
 from .base import Tool, ToolContext, ToolOutcome
 from .bash_syntax import CommandInfo, analyze
 from .output import OutputSink
@@ -35,9 +35,6 @@ __all__ = ["BashTool"]
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-# After the shell exits, how long to keep reading output that background children might
-# still be writing into the shared pipe before giving up on EOF.
-_DRAIN_AFTER_EXIT_S = 0.1
 _PROGRESS_INTERVAL_S = 0.1
 _PROGRESS_MAX_CHARS = 8_192  # bytes of output per progress event, newest kept
 # The output pipe is raised to 1 MiB (Linux's default cap for a user) and read up to that
@@ -259,20 +256,7 @@ async def _pump(process: anyio.abc.Process, fd: int, sink: OutputSink, ctx: Tool
             await anyio.lowlevel.checkpoint()
         emit(final=True)
 
-    async with anyio.create_task_group() as tg:
-        reader_done = anyio.Event()
-
-        async def reader() -> None:
-            try:
-                await read_all()
-            finally:
-                reader_done.set()
-
-        tg.start_soon(reader)
-        await process.wait()
-        with anyio.move_on_after(_DRAIN_AFTER_EXIT_S):
-            await reader_done.wait()
-        tg.cancel_scope.cancel("shell exited; background children keep the pipe open")
+    await read_until_exit(process, read_all)
 
 
 def _complete_utf8(data: bytes) -> int:
