@@ -170,8 +170,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+# Imported by the daemon's start-up path; the rest load lazily and are checked when used.
+_REQUIRED = ("msgspec", "anyio", "pydantic")
+
+
+def _missing_dependencies() -> list[str]:
+    """Run from a checkout without ``pip install -e .``, Python finds the package in the
+    current directory but not its dependencies: say so instead of a traceback (or, worse,
+    a ``ready`` line followed by a crash)."""
+    from importlib.util import find_spec
+
+    return [name for name in _REQUIRED if find_spec(name) is None]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
+    missing = _missing_dependencies()
+    if missing:
+        sys.stderr.write(
+            f"stdio-executor: missing dependencies ({', '.join(missing)}) for {sys.executable}. "
+            "Install the project first: pip install -e .\n"
+        )
+        return EXIT_USAGE
     if args_list[:1] == ["schema"]:
         return _schema(args_list[1:])
     if args_list[:1] and args_list[0] in _TOOL_SUBCOMMANDS:
