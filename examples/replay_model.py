@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from protocol import Event, Progress, ToolResult, ToolStarted
 from stdio_executor.client import Client
+from stdio_executor.protocol import Event, Progress, ToolResult, ToolStarted
 
 if TYPE_CHECKING:
     import anthropic

@@ -358,7 +358,7 @@ def _external_tools(
 
 
 def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
-    from protocol import PROTOCOL_VERSION, Limits, Ready, ToolDefinition, ToolInfo, encode_event
+    from .protocol import PROTOCOL_VERSION, Limits, Ready, ToolDefinition, ToolInfo, encode_event
 
     specs = registry.specs
     ready = Ready(
@@ -393,9 +393,8 @@ def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
 def _open_journal(config: Config) -> tuple[Journal, list[bytes]]:
     """Open (and lock) the journal; the ``journal_recovered`` line to write after ``ready``
     if the previous session left tools started and unfinished."""
-    from protocol import PROTOCOL_VERSION, JournalRecovered, UnfinishedTool, encode_event
-
     from .journal import Journal, last_session, unfinished_tools
+    from .protocol import PROTOCOL_VERSION, JournalRecovered, UnfinishedTool, encode_event
 
     assert config.journal is not None
     journal = Journal(config.journal)
@@ -490,7 +489,7 @@ def _tool_subcommand(argv: list[str]) -> int:
 def _schema(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="stdio-executor schema", description="Print the JSON Schema.")
     p.parse_args(argv)
-    from protocol.schema import schema_json
+    from .protocol.schema import schema_json
 
     sys.stdout.buffer.write(schema_json())
     sys.stdout.flush()

@@ -1,10 +1,10 @@
 """An async Python client for the daemon (anyio; tested on asyncio).
 
 Owns: spawning ``stdio-executor`` as a subprocess, writing commands, reading and decoding
-events into the ``protocol`` types, matching answers to requests by ``request_id``, serving
-host tools and permission requests, and closing the daemon cleanly.
-Must not: import the daemon's own modules (only ``protocol``, msgspec and anyio), so a host
-pays for nothing it does not use.
+events into the ``stdio_executor.protocol`` types, matching answers to requests by
+``request_id``, serving host tools and permission requests, and closing the daemon cleanly.
+Must not: import the daemon's own modules (only ``stdio_executor.protocol``, msgspec and
+anyio), so a host pays for nothing it does not use.
 
     async with Client(["--permission-mode", "bypassPermissions"]) as client:
         for block in tool_use_blocks:          # as each block of the model's stream ends
@@ -46,7 +46,7 @@ import msgspec
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from protocol import (
+from .protocol import (
     PROTOCOL_VERSION,
     AddTool,
     Command,
@@ -341,7 +341,7 @@ class Client:
     # ------------------------------------------------------------------ commands
 
     async def send(self, command: Command) -> None:
-        """Write one command (any ``protocol`` command type)."""
+        """Write one command (any ``stdio_executor.protocol`` command type)."""
         process, lock = self._process, self._send_lock
         if process is None or process.stdin is None or lock is None or self._closed:
             raise ClientError("the client is closed")

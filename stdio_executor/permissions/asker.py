@@ -21,9 +21,8 @@ from typing import Any
 
 import anyio
 
-from protocol import ErrorEvent, PermissionCancelled, PermissionRequest, PermissionResponse
-from protocol.messages import Event
-
+from ..protocol import ErrorEvent, PermissionCancelled, PermissionRequest, PermissionResponse
+from ..protocol.messages import Event
 from .gate import Allow, CallInfo, Deny, Verdict
 
 __all__ = ["Asker", "error_text"]

@@ -16,9 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from protocol import ErrorEvent, PermissionResponse
-from protocol.messages import Event
-
+from ..protocol import ErrorEvent, PermissionResponse
+from ..protocol.messages import Event
 from ..tools.base import Tool, ToolOutcome
 
 __all__ = ["Allow", "CallInfo", "Deny", "Gate", "OpenGate", "Verdict"]

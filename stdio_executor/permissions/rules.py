@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from ..tools.bash_syntax import split_simple_commands
+from .bash_syntax import split_simple_commands
 from .shell import ParsedCommand, SimpleCommand, Word, parse
 
 __all__ = [

@@ -21,11 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from protocol import ErrorEvent, PermissionResponse
-from protocol.messages import Event
-
 from ..hooks.config import Hooks
 from ..processes import ProcessRegistry
+from ..protocol import ErrorEvent, PermissionResponse
+from ..protocol.messages import Event
 from ..tools.base import InputError, ToolOutcome
 from .asker import Asker, error_text
 from .gate import Allow, CallInfo, Deny, Gate, Verdict

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..tools.bash_syntax import split_simple_commands
+from .bash_syntax import split_simple_commands
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser

@@ -29,29 +29,6 @@ from typing import Any
 import anyio
 import anyio.abc
 
-from protocol import (
-    AddTool,
-    CommandDecoder,
-    Discard,
-    Discarded,
-    Drain,
-    Drained,
-    ErrorEvent,
-    Interrupt,
-    Interrupted,
-    PermissionResponse,
-    Progress,
-    RegisterTool,
-    ResultMeta,
-    ToolOutput,
-    ToolProgressCommand,
-    ToolResult,
-    ToolStarted,
-    UnregisterTool,
-    encode_event,
-)
-from protocol.messages import Event
-
 from ..config import Config
 from ..core import (
     Action,
@@ -74,6 +51,28 @@ from ..core.executor import InterruptRequested, ShutdownRequested
 from ..journal import Journal
 from ..permissions.gate import Allow, CallInfo, Deny, Gate, OpenGate, Verdict
 from ..processes import group_alive
+from ..protocol import (
+    AddTool,
+    CommandDecoder,
+    Discard,
+    Discarded,
+    Drain,
+    Drained,
+    ErrorEvent,
+    Interrupt,
+    Interrupted,
+    PermissionResponse,
+    Progress,
+    RegisterTool,
+    ResultMeta,
+    ToolOutput,
+    ToolProgressCommand,
+    ToolResult,
+    ToolStarted,
+    UnregisterTool,
+    encode_event,
+)
+from ..protocol.messages import Event
 from ..tools.base import InputError, Tool, ToolContext, ToolOutcome
 from ..tools.catalog import ToolRegistry
 from ..tools.host import HostBridge, HostTool

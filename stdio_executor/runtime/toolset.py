@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import anyio.to_thread
 
-from protocol import (
+from ..protocol import (
     ErrorEvent,
     RegisterTool,
     ToolDefinition,
@@ -25,8 +25,7 @@ from protocol import (
     ToolsChanged,
     UnregisterTool,
 )
-from protocol.messages import Event
-
+from ..protocol.messages import Event
 from ..tools.base import ToolSpec
 from ..tools.catalog import ToolRegistry, builtin_specs
 from ..tools.host import HostBridge, check_definition, host_tool

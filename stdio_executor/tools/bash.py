@@ -26,9 +26,9 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 
+from ..permissions.bash_syntax import CommandInfo, analyze
 from ..processes import read_until_exit, spawn_group, stop_group, supervised
 from .base import Tool, ToolContext, ToolOutcome
-from .bash_syntax import CommandInfo, analyze
 from .output import OutputSink
 
 __all__ = ["BashTool"]

@@ -30,9 +30,8 @@ import anyio
 import anyio.lowlevel
 import msgspec
 
-from protocol import ErrorEvent, ToolCall, ToolCancel, ToolOutput, ToolProgressCommand
-from protocol.messages import Event, HostToolDefinition
-
+from ..protocol import ErrorEvent, ToolCall, ToolCancel, ToolOutput, ToolProgressCommand
+from ..protocol.messages import Event, HostToolDefinition
 from .base import Content, Tool, ToolContext, ToolOutcome, ToolSpec
 from .json_schema import SchemaInput
 from .output import spill_text

@@ -12,7 +12,14 @@ from typing import Any
 import anyio
 import pytest
 
-from protocol import (
+from stdio_executor.client import (
+    Client,
+    ClientError,
+    HostCall,
+    HostToolError,
+    PermissionDecision,
+)
+from stdio_executor.protocol import (
     Event,
     HostToolDefinition,
     PermissionRequest,
@@ -22,13 +29,6 @@ from protocol import (
     ToolsChanged,
     ToolStarted,
     ToolUse,
-)
-from stdio_executor.client import (
-    Client,
-    ClientError,
-    HostCall,
-    HostToolError,
-    PermissionDecision,
 )
 
 pytestmark = pytest.mark.anyio

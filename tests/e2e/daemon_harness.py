@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from protocol import Event, Progress, Ready, ToolResult, ToolStarted, decode_event
+from stdio_executor.protocol import Event, Progress, Ready, ToolResult, ToolStarted, decode_event
 
 __all__ = [
     "REPO_ROOT",

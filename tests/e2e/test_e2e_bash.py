@@ -8,7 +8,7 @@ from pathlib import Path
 
 from daemon_harness import group_members, is_type, run_daemon, tool_use, wait_until
 
-from protocol import Drained, Progress
+from stdio_executor.protocol import Drained, Progress
 
 
 def test_large_output_is_spilled_to_a_file_with_a_preview(tmp_path: Path) -> None:

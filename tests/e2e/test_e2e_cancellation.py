@@ -15,7 +15,14 @@ from daemon_harness import (
     wait_until,
 )
 
-from protocol import Discarded, Drained, Interrupted, Progress, ToolResult, ToolStarted
+from stdio_executor.protocol import (
+    Discarded,
+    Drained,
+    Interrupted,
+    Progress,
+    ToolResult,
+    ToolStarted,
+)
 
 SIBLING_MESSAGE = (
     "<tool_use_error>Cancelled: parallel tool call Bash(ls /nonexistent-dir) errored"

@@ -11,7 +11,7 @@ from typing import Any
 
 from daemon_harness import REPO_ROOT, is_progress, is_type, run_daemon, tool_use
 
-from protocol import Drained, JournalRecovered, Ready
+from stdio_executor.protocol import Drained, JournalRecovered, Ready
 
 
 def records(journal: Path) -> list[dict[str, Any]]:

@@ -21,7 +21,7 @@ from daemon_harness import (
     wait_until,
 )
 
-from protocol import Drained, ToolResult, ToolStarted, decode_event
+from stdio_executor.protocol import Drained, ToolResult, ToolStarted, decode_event
 
 
 def test_eof_mid_work_finishes_the_turn_then_exits_zero(tmp_path: Path) -> None:

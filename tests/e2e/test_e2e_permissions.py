@@ -22,7 +22,7 @@ from daemon_harness import (
     tool_use,
 )
 
-from protocol import (
+from stdio_executor.protocol import (
     Discarded,
     Drained,
     ErrorEvent,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from daemon_harness import is_progress, is_result, is_started, is_type, run_daemon, tool_use
 
-from protocol import Drained, ErrorEvent, ToolResult, ToolStarted
+from stdio_executor.protocol import Drained, ErrorEvent, ToolResult, ToolStarted
 
 
 def test_read_only_calls_run_in_parallel_and_results_come_in_add_order(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import msgspec
 from daemon_harness import is_type, rss_kib, run_daemon, tool_use
 
-from protocol import Drained, ErrorEvent, ToolResult
+from stdio_executor.protocol import Drained, ErrorEvent, ToolResult
 
 
 def test_bad_lines_get_numbered_errors_and_the_daemon_keeps_going(tmp_path: Path) -> None:

@@ -19,10 +19,10 @@ import anyio
 import pytest
 from permission_harness import Workspace, workspace
 
-from protocol import PermissionCancelled, PermissionRequest, PermissionResponse
 from stdio_executor.hooks.config import HookCommand, compile_matcher
 from stdio_executor.permissions.gate import Allow, CallInfo, Deny, Verdict
 from stdio_executor.permissions.settings_gate import SettingsGate
+from stdio_executor.protocol import PermissionCancelled, PermissionRequest, PermissionResponse
 from stdio_executor.tools.base import ToolOutcome
 
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from protocol import (
+from stdio_executor.protocol import (
     AddTool,
     CommandDecoder,
     Drain,

@@ -6,7 +6,7 @@ import pathlib
 import subprocess
 import sys
 
-from protocol.schema import protocol_schema, schema_json
+from stdio_executor.protocol.schema import protocol_schema, schema_json
 from stdio_executor.tools import schemas as tool_schemas
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

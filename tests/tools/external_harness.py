@@ -26,7 +26,7 @@ from daemon_harness import (
     wait_until,
 )
 
-from protocol import Drained
+from stdio_executor.protocol import Drained
 
 __all__ = [
     "REPO_ROOT",

@@ -29,7 +29,7 @@ from external_harness import (
     wait_until,
 )
 
-from protocol import (
+from stdio_executor.protocol import (
     ErrorEvent,
     Event,
     Progress,

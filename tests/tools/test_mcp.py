@@ -29,7 +29,7 @@ from external_harness import (
     wait_until,
 )
 
-from protocol import ErrorEvent, Progress, ToolsChanged
+from stdio_executor.protocol import ErrorEvent, Progress, ToolsChanged
 
 # Server start-up is slow (the SDK takes 1-3 s to import); every wait allows for that.
 SLOW = 40.0

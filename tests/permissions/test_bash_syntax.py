@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stdio_executor.tools.bash_syntax import analyze, split_simple_commands
+from stdio_executor.permissions.bash_syntax import analyze, split_simple_commands
 
 
 @pytest.mark.parametrize(
