@@ -264,14 +264,19 @@ def _serve(config: Config) -> int:
 
     import anyio
 
-    from .processes import ProcessRegistry
+    from .processes import ProcessRegistry, watch_parent_death
     from .runtime.daemon import EXIT_INTERNAL, Daemon
     from .tools.session import Session
 
+    watch_parent_death()
+    processes = ProcessRegistry()
+    # From the main thread, which lives as long as we do: the spawner's parent-death signal
+    # is tied to the thread that started it.
+    processes.start()
     session = Session(
         workspace=config.workspace,
         spill_dir=config.spill_dir,
-        processes=ProcessRegistry(),
+        processes=processes,
         session_id=f"{os.getpid()}",
     )
     gate = _gate(config, permission_settings, session)

@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from .. import PARENT_AT_START
 from ..config import Config
 from ..core import (
     Action,
@@ -50,7 +51,7 @@ from ..core import (
 from ..core.executor import InterruptRequested, ShutdownRequested
 from ..journal import Journal
 from ..permissions.gate import Allow, CallInfo, Deny, Gate, OpenGate, Verdict
-from ..processes import group_alive
+from ..processes import PARENT_DEATH_SIGNAL
 from ..protocol import (
     AddTool,
     CommandDecoder,
@@ -269,15 +270,13 @@ class Daemon:
         if self.mcp is not None:
             await self.mcp.aclose()
         processes = self.session.processes
-        if processes.groups:
-            # Leftover groups (background commands): a chance to exit cleanly, then KILL.
+        if processes.live:
+            # Leftovers (background commands): a chance to exit cleanly, then KILL.
             processes.kill_all(signal.SIGTERM)
             with anyio.move_on_after(0.5):
-                while any(group_alive(g) for g in processes.groups):  # noqa: ASYNC110
-                    await anyio.sleep(0.02)  # no event tells us a group emptied: poll
+                while processes.live:  # noqa: ASYNC110
+                    await anyio.sleep(0.02)
         processes.close()
-        for process in self.session.background:
-            process.poll()
         if not self.wire.closed:
             with anyio.move_on_after(5.0):
                 await self.wire.flush()
@@ -723,16 +722,20 @@ class Daemon:
                 self.inbox.put(_Signal(signum))
 
     async def _watch_parent(self) -> None:
-        """Notice a host that died or stopped reading even while nothing is written."""
-        parent = os.getppid()
+        """Notice a host that died or stopped reading even while nothing is written: the
+        parent-death signal, and a poll (a host that died before we asked for the signal,
+        or a platform without it)."""
+        parent = PARENT_AT_START
         poller = select.poll()
         # An empty event mask still reports POLLERR/POLLHUP: the pipe's read end is closed.
         poller.register(self.fds.output_fd, 0)
-        while True:
-            await anyio.sleep(_PARENT_POLL_S)
-            if parent != 1 and os.getppid() != parent:
-                self.inbox.put(_HostGone(f"parent process {parent} exited"))
-                return
-            if poller.poll(0):
-                self.inbox.put(_HostGone("stdout closed"))
-                return
+        with anyio.open_signal_receiver(PARENT_DEATH_SIGNAL) as deaths:
+            while True:
+                if parent != 1 and os.getppid() != parent:
+                    self.inbox.put(_HostGone(f"parent process {parent} exited"))
+                    return
+                if poller.poll(0):
+                    self.inbox.put(_HostGone("stdout closed"))
+                    return
+                with anyio.move_on_after(_PARENT_POLL_S):
+                    await deaths.__anext__()

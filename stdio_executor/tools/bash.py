@@ -27,7 +27,7 @@ import anyio.abc
 import anyio.lowlevel
 
 from ..permissions.bash_syntax import CommandInfo, analyze
-from ..processes import read_until_exit, spawn_group, stop_group, supervised
+from ..processes import Child, read_until_exit, spawn_group, stop_group, supervised
 from .base import Tool, ToolContext, ToolOutcome
 from .output import OutputSink
 
@@ -86,7 +86,7 @@ class BashTool(Tool):
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Call = value
         if call.background:
-            return self._start_background(call, ctx)
+            return await self._start_background(call, ctx)
         cwd, note = ctx.cwd, ""
         if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, no await needed
             # The session's directory was deleted (`rmdir` of where we `cd`'d): fall back to
@@ -147,21 +147,25 @@ class BashTool(Tool):
         text = note + text if note else text
         return ToolOutcome(text or "(no output)", is_error=is_error, context_update=update, **extra)
 
-    def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:
+    async def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:
+        """A job contained like any call (its processes die when it ends or the daemon
+        does). It is ``ctx.session.background``'s: ``processes.stop_group`` stops it,
+        ``Child.returncode`` says whether it ended."""
         path = ctx.session.spill_path(ctx.tool_use_id, ".log")
-        with open(path, "wb") as log:
-            try:
-                process = subprocess.Popen(
-                    ["/bin/bash", "-c", call.command],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    cwd=ctx.cwd,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                return ToolOutcome(f"Could not start bash: {exc}", is_error=True)
-        ctx.session.processes.register(process.pid)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            process = await spawn_group(
+                ctx.session.processes,
+                ["/bin/bash", "-c", call.command],
+                stdin=subprocess.DEVNULL,
+                stdout=fd,
+                stderr=subprocess.STDOUT,
+                cwd=ctx.cwd,
+            )
+        except OSError as exc:
+            return ToolOutcome(f"Could not start bash: {exc}", is_error=True)
+        finally:
+            os.close(fd)
         ctx.session.background.append(process)
         return ToolOutcome(
             f"Command running in the background (pid {process.pid}). Its output is being "
@@ -179,7 +183,7 @@ def _output_pipe() -> tuple[int, int]:
     return read_fd, write_fd
 
 
-async def _pump(process: anyio.abc.Process, fd: int, sink: OutputSink, ctx: ToolContext) -> None:
+async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> None:
     """Copy the shell's output into the sink, with coalesced progress, until it exits.
 
     Progress carries at most the newest ``_PROGRESS_MAX_CHARS`` bytes since the previous

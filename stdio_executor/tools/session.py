@@ -1,18 +1,18 @@
 """State that outlives one tool call and belongs to the daemon's session.
 
-Owns: the workspace root, where oversized results are spilled, the registry of child
-process groups, and what Read has seen (Write and Edit refuse to clobber a file the model
-has not read, or that changed on disk since).
+Owns: the workspace root, where oversized results are spilled, the daemon's child
+processes (``processes.ProcessRegistry``) and background jobs, and what Read has seen
+(Write and Edit refuse to clobber a file the model has not read, or that changed on disk
+since).
 Must not: hold per-turn scheduling state (that is the core's).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 
-from ..processes import ProcessRegistry
+from ..processes import Child, ProcessRegistry
 
 __all__ = ["FileStamp", "Session"]
 
@@ -34,8 +34,9 @@ class Session:
     processes: ProcessRegistry
     session_id: str = ""
     read_files: dict[str, FileStamp] = field(default_factory=dict)
-    # Commands started with run_in_background; kept so they are reaped, not garbage.
-    background: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    # Commands started with run_in_background, in start order. Each is contained like any
+    # call and dies with the daemon; ``processes.stop_group`` stops one.
+    background: list[Child] = field(default_factory=list)
     _spill_ready: bool = False
     _spill_count: int = 0
 

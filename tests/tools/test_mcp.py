@@ -23,6 +23,7 @@ from external_harness import (
     is_progress,
     is_result,
     is_started,
+    marked_processes,
     permission_args,
     run_daemon,
     tool_use,
@@ -216,8 +217,9 @@ def test_cancellation_timeout_and_a_crash_mid_call_then_a_restart(
         drain(daemon, "d2")
         assert b"MCP server demo stopped (exited with code 3)" in daemon.stderr
 
-        # A daemon killed outright takes the server with it (the reaper kills its group).
-        servers = _children_running(daemon.pid, "server.py")
+        # A daemon killed outright takes the server with it (the spawner's parent-death
+        # signal, then the server's init's, then the kernel ends its PID namespace).
+        servers = _running(daemon.mark, "server.py")
         assert servers
         daemon.proc.kill()
         daemon.wait_exit()
@@ -237,17 +239,14 @@ def test_server_that_cannot_start_gives_error_results_not_a_stuck_turn(tmp_path:
         assert b"MCP server ghost is unavailable" in daemon.stderr
 
 
-def _children_running(pid: int, needle: str) -> list[int]:
+def _running(mark: str, needle: str) -> list[int]:
+    """The daemon's processes (they carry its mark) whose command line has ``needle``."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in marked_processes(mark):
         try:
-            stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        ppid = int(stat[stat.rindex(")") + 2 :].split()[1])
-        if ppid == pid and needle.encode() in cmdline:
-            found.append(int(entry.name))
+        if needle.encode() in cmdline:
+            found.append(pid)
     return found
