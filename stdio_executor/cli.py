@@ -1,8 +1,8 @@
 """Command line: ``stdio-executor [options]`` runs the daemon; subcommands do the rest.
 
 Owns: the daemon's options, parsing the command line (the subcommands' own parsers are in
-``commands``, loaded only when one is named), logging set-up, and the start-up order, which is tuned for time to
-the ``ready`` line: the line is built from pre-generated schemas and written before anyio,
+``commands``, loaded only when one is named), logging set-up, and the start-up order, which
+is tuned for time to the ``ready`` line: the line is built from pre-generated schemas and written before anyio,
 asyncio or pydantic are imported (PERF-NOTES: those imports are most of a cold start).
 Commands the host sends meanwhile wait in the pipe, so nothing is lost.
 
