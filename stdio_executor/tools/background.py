@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Coroutine
@@ -29,7 +30,7 @@ from typing import Any, BinaryIO, Literal
 import anyio
 import anyio.abc
 
-from ..processes import ProcessRegistry, group_alive, spawn_group, stop_group
+from ..processes import KILL_GRACE_S, ProcessRegistry, group_alive, spawn_group, stop_group
 from .output import complete_utf8, decode_prefix, decode_suffix
 
 __all__ = ["Job", "JobRegistry", "JobStatus", "NewOutput"]
@@ -178,8 +179,15 @@ class JobRegistry:
         if process is not None and (was_running or group_alive(job.pid)):
             with anyio.CancelScope(shield=True):
                 await stop_group(process)
+                # The model is told the job is gone: make it so before answering. Members
+                # that got SIGKILL may take a moment to die on a loaded machine.
+                with anyio.move_on_after(KILL_GRACE_S):
+                    while _live_members(job.pid):
+                        with contextlib.suppress(ProcessLookupError):
+                            os.killpg(job.pid, signal.SIGKILL)
+                        await anyio.sleep(0.01)
                 # Let the watcher record the exit before the caller reports it.
-                with anyio.move_on_after(1.0):
+                with anyio.move_on_after(KILL_GRACE_S):
                     await job.done.wait()
         if not group_alive(job.pid):
             self.processes.forget(job.pid)
@@ -287,3 +295,26 @@ class JobRegistry:
         for job in self._jobs.values():
             if job.status == "running":
                 job.killed = True
+
+
+def _live_members(pgid: int) -> bool:
+    """Whether a process of the group is still alive (a zombie is not: it only waits to be
+    reaped). Scans /proc: only the kill path uses it."""
+    if not group_alive(pgid):
+        return False
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # pragma: no cover - no /proc: trust the signal
+        return True
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        fields = data[data.rindex(b")") + 2 :].split()
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
