@@ -8,9 +8,9 @@ every way a request ends without an answer, each told to the host with
 shutdown), an ``interrupt`` arrived (the user moved on, so the call is denied), or stdin
 closed (nobody is left to answer: this and every later ask is a deny), or the host did not
 answer within ``--permission-timeout`` (a deny saying so). A request that has waited
-``WARN_AFTER_S`` (or half the timeout, if that is sooner) logs a warning on stderr, so a host that never answers (one written without
-knowing about permission requests) is visible instead of silently hung. ``--no-prompt``
-makes every ask a deny without a request.
+``WARN_AFTER_S`` (or half the timeout, if that is sooner) logs a warning on stderr, so a
+host that never answers (one written without knowing about permission requests) is visible
+instead of silently hung. ``--no-prompt`` makes every ask a deny without a request.
 Must not: decide whether to ask (``policy`` and the gate do).
 """
 
