@@ -28,6 +28,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 
 from ..config import Config
 from ..core import (
@@ -118,7 +119,14 @@ class _Line:
 
 
 # Commands whose error events name their input line.
-_LINE_COMMANDS = (AddTool, RegisterTool, UnregisterTool, ToolProgressCommand, ToolOutput)
+_LINE_COMMANDS = (
+    AddTool,
+    RegisterTool,
+    UnregisterTool,
+    ToolProgressCommand,
+    ToolOutput,
+    PermissionResponse,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,9 +346,7 @@ class Daemon:
         elif isinstance(item, Drain):
             self._perform(self.core.handle(DrainRequested(item.request_id)))
         elif isinstance(item, PermissionResponse):
-            error = self.gate.on_response(item)
-            if error is not None:
-                self._emit(error)
+            self._on_permission_response(item, None)
         elif isinstance(item, RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput):
             self._on_host_command(item, None)
         elif isinstance(item, ServerTools | SchemaReport):
@@ -390,9 +396,16 @@ class Daemon:
         running = self._running.get((self.core.turn, tool_use_id))
         return running is not None and isinstance(running.tool, HostTool)
 
+    def _on_permission_response(self, response: PermissionResponse, line: int | None) -> None:
+        error = self.gate.on_response(response)
+        if error is not None:
+            self._emit(msgspec.structs.replace(error, line=line) if line else error)
+
     def _dispatch_command(self, command: Any, lineno: int) -> None:
         if isinstance(command, AddTool):
             self._add_tool(command, lineno)
+        elif isinstance(command, PermissionResponse):
+            self._on_permission_response(command, lineno)
         elif isinstance(command, RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput):
             self._on_host_command(command, lineno)
         else:
