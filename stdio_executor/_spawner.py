@@ -26,7 +26,8 @@ reparent to it, and it SIGKILLs every descendant before it exits.
 Messages are pickled tuples (the socket is a private socketpair with the daemon):
 daemon -> spawner: ``("path", sys_path)``, ``("spawn", id, argv, cwd, env, flags, pre_exec,
 args)`` with three fds, ``("signal", id, signum)``;
-spawner -> daemon: ``("started", id, pid, mode)``, ``("failed", id, errno, message)``,
+spawner -> daemon: ``("started", id, init_pid, command_pid, mode)``,
+``("failed", id, errno, message)``,
 ``("status", id, wait_status)`` (from the init: the command's own status),
 ``("exited", id, wait_status)`` (the init is reaped: nothing of the call is left).
 """
@@ -180,7 +181,7 @@ class Spawner:
             errno, _, message = report.decode(errors="replace").partition(":")
             _send(self.sock, ("failed", call_id, int(errno or 1), message))
         else:
-            _send(self.sock, ("started", call_id, pid, self.mode))
+            _send(self.sock, ("started", call_id, pid, _command_pid(pid), self.mode))
 
     def _init(
         self,
@@ -349,7 +350,7 @@ def _which(name: str, env: dict[str, str]) -> str:
     would use ours)."""
     if "/" in name:
         return name
-    for folder in env.get("PATH", os.defpath).split(os.pathsep):
+    for folder in os.get_exec_path(env):
         path = os.path.join(folder or ".", name)
         if os.access(path, os.X_OK) and not os.path.isdir(path):
             return path
@@ -377,6 +378,16 @@ def _report(err_w: int, exc: BaseException) -> None:
         text = str(exc) or type(exc).__name__
     with contextlib.suppress(OSError):
         os.write(err_w, f"{errno}:{text}".encode())
+
+
+def _command_pid(init: int) -> int:
+    """The command's pid as the daemon sees it: the init's one child right after it started
+    it (the init knows only its pid inside the namespace)."""
+    try:
+        with open(f"/proc/{init}/task/{init}/children", "rb") as f:
+            return int(f.read().split()[0])
+    except (OSError, IndexError, ValueError):
+        return init
 
 
 def _children() -> list[int]:

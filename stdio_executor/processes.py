@@ -121,14 +121,16 @@ def watch_parent_death() -> None:
 
 
 class Child:
-    """One started call. ``pid`` is its init's (the handle the spawner signals), not the
-    command's; ``returncode`` is the command's exit status as ``subprocess`` gives it
-    (negative: killed by that signal), set once nothing of the call is left."""
+    """One started call. ``pid`` is the command's, as we see it (it leads a process group
+    of its own; inside its namespace it is pid 2); ``init_pid`` its init's. ``returncode``
+    is the command's exit status as ``subprocess`` gives it (negative: killed by that
+    signal), set once nothing of the call is left."""
 
     def __init__(self, registry: ProcessRegistry, call_id: int) -> None:
         self._registry = registry
         self.call_id = call_id
         self.pid = 0
+        self.init_pid = 0
         self.mode = ""
         self.returncode: int | None = None
         self.stdin: FdSendStream | None = None
@@ -166,8 +168,8 @@ class Child:
 
     # -- from the spawner's messages (the event loop's reader callback) --
 
-    def _on_started(self, pid: int, mode: str) -> None:
-        self.pid, self.mode = pid, mode
+    def _on_started(self, init_pid: int, pid: int, mode: str) -> None:
+        self.init_pid, self.pid, self.mode = init_pid, pid, mode
         self._started.set()
 
     def _on_failed(self, errno: int, message: str) -> None:
@@ -290,7 +292,7 @@ class ProcessRegistry:
             if child is None:
                 continue
             if kind == "started":
-                child._on_started(rest[0], rest[1])
+                child._on_started(rest[0], rest[1], rest[2])
             elif kind == "failed":
                 del self._children[call_id]
                 child._on_failed(rest[0], rest[1])

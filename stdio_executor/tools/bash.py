@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import math
 import os
+import re
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,7 +30,8 @@ import anyio.lowlevel
 from ..permissions.bash_syntax import CommandInfo, analyze
 from ..processes import Child, read_until_exit, spawn_group, stop_group, supervised
 from .base import Tool, ToolContext, ToolOutcome
-from .output import OutputSink
+from .inputs import BashInput, parse
+from .output import OutputSink, complete_utf8
 
 __all__ = ["BashTool"]
 
@@ -50,6 +52,14 @@ _WRAPPER = (
     "trap 'pwd -P >\"$__se_cwd_file\" 2>/dev/null' EXIT; "
     'eval "$__se_command"'
 )
+# Words after which the shell's directory may differ at exit: only then is the wrapper
+# worth its cost (the EXIT trap keeps bash from exec'ing the last command in place: one more
+# fork per call). Checked on the text with quotes and backslashes removed, so `c""d` and
+# `\cd` count; a command that builds `cd` at run time (`$(printf ...)`) still runs, it just
+# does not move the session.
+_MAY_CHANGE_DIRECTORY = re.compile(
+    r"(?<![\w.-])(?:cd|pushd|popd|source|eval)(?![\w-])|(?:^|[\s;&|(){}`])\.(?:\s|$)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,21 +68,25 @@ class _Call:
     timeout_ms: float
     background: bool
     info: CommandInfo
+    disable_sandbox: bool = False
+    description: str = ""
 
 
 class BashTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _Call:
-        from .inputs import BashInput
-        from .validation import validate_model
-
-        value = validate_model(self.spec.name, BashInput, raw)
-        timeout = value.timeout if value.timeout and value.timeout > 0 else DEFAULT_TIMEOUT_MS
+        value = parse(self.spec.name, BashInput, raw)
+        timeout = value.timeout
+        if not isinstance(timeout, float) or not timeout > 0:  # also NaN
+            timeout = DEFAULT_TIMEOUT_MS
         # Claude Code clamps rather than refuses an over-long timeout; so do we.
         return _Call(
             command=value.command,
             timeout_ms=min(timeout, MAX_TIMEOUT_MS),
-            background=bool(value.run_in_background),
+            background=value.run_in_background is True,
             info=analyze(value.command),
+            # Accepted as Claude Code accepts it; the sandbox gives it its meaning.
+            disable_sandbox=value.dangerouslyDisableSandbox is True,
+            description=value.description if isinstance(value.description, str) else "",
         )
 
     def is_concurrency_safe(self, value: Any) -> bool:
@@ -93,7 +107,11 @@ class BashTool(Tool):
             # the workspace, as Claude Code does, instead of failing every later call.
             cwd = ctx.session.workspace
             note = f"(The working directory {ctx.cwd} no longer exists; ran in {cwd}.)\n"
-        cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
+        cwd_file: str | None = None
+        argv = ["/bin/bash", "-c", call.command]
+        if _may_change_directory(call.command):
+            cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
+            argv = ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command]
         sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
         ctx.sink = sink
         read_fd, write_fd = _output_pipe()
@@ -101,7 +119,7 @@ class BashTool(Tool):
         try:
             process = await spawn_group(
                 registry,
-                ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command],
+                argv,
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
@@ -125,7 +143,7 @@ class BashTool(Tool):
             os.close(read_fd)
         out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
-        new_cwd = _read_cwd(cwd_file)
+        new_cwd = _read_cwd(cwd_file) if cwd_file is not None else None
         code = _exit_code(process.returncode)
         text = out.text.rstrip("\n")
         extra: dict[str, Any] = {
@@ -148,29 +166,35 @@ class BashTool(Tool):
         return ToolOutcome(text or "(no output)", is_error=is_error, context_update=update, **extra)
 
     async def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:
-        """A job contained like any call (its processes die when it ends or the daemon
-        does). It is ``ctx.session.background``'s: ``processes.stop_group`` stops it,
-        ``Child.returncode`` says whether it ended."""
+        """A job in ``session.jobs``; the id is worded as Claude Code words it, so a model
+        goes on to BashOutput/TaskOutput and KillShell/TaskStop as it learned to."""
+        cwd = ctx.cwd if os.path.isdir(ctx.cwd) else ctx.session.workspace  # noqa: ASYNC240
         path = ctx.session.spill_path(ctx.tool_use_id, ".log")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
-            process = await spawn_group(
-                ctx.session.processes,
-                ["/bin/bash", "-c", call.command],
-                stdin=subprocess.DEVNULL,
-                stdout=fd,
-                stderr=subprocess.STDOUT,
-                cwd=ctx.cwd,
+            job = await ctx.session.jobs.start(
+                call.command,
+                cwd=cwd,
+                tool_use_id=ctx.tool_use_id,
+                log_path=path,
+                description=call.description,
             )
         except OSError as exc:
-            return ToolOutcome(f"Could not start bash: {exc}", is_error=True)
-        finally:
-            os.close(fd)
-        ctx.session.background.append(process)
+            return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
         return ToolOutcome(
-            f"Command running in the background (pid {process.pid}). Its output is being "
-            f"written to {path}; read that file to see it. It is stopped when the session ends.",
+            f"Command running in background with ID: {job.job_id}. Output is being written "
+            f"to: {path}. Read new output with BashOutput (or TaskOutput) and stop it with "
+            "KillShell (or TaskStop); it is stopped when the session ends.",
         )
+
+
+def _may_change_directory(command: str) -> bool:
+    if "BASH_ENV" in os.environ:  # its functions could change directory under any name
+        return True
+    text = command.translate(_UNQUOTE)
+    return _MAY_CHANGE_DIRECTORY.search(text) is not None
+
+
+_UNQUOTE = str.maketrans("", "", "\"'\\")
 
 
 def _output_pipe() -> tuple[int, int]:
@@ -201,7 +225,7 @@ async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> 
         nonlocal pending, elided, next_emit, carry
         if pending or elided or (final and carry):
             data_bytes = carry + bytes(pending)
-            cut = len(data_bytes) if final else _complete_utf8(data_bytes)
+            cut = len(data_bytes) if final else complete_utf8(data_bytes)
             carry = data_bytes[cut:]
             data: dict[str, Any] = {
                 "kind": "bash_output",
@@ -261,20 +285,6 @@ async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> 
         emit(final=True)
 
     await read_until_exit(process, read_all)
-
-
-def _complete_utf8(data: bytes) -> int:
-    """Length of the longest prefix that does not end inside a UTF-8 sequence."""
-    end = len(data)
-    for back in range(1, min(4, end) + 1):
-        byte = data[end - back]
-        if byte & 0xC0 == 0x80:
-            continue  # a continuation byte: look further back for the lead byte
-        if byte >= 0xC0:
-            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return end - back if back < need else end
-        return end
-    return end
 
 
 def _exit_code(returncode: int | None) -> int | None:

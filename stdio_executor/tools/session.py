@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from ..processes import Child, ProcessRegistry
+from ..processes import ProcessRegistry
+from .background import JobRegistry
 
 __all__ = ["FileStamp", "Session"]
 
@@ -34,11 +35,13 @@ class Session:
     processes: ProcessRegistry
     session_id: str = ""
     read_files: dict[str, FileStamp] = field(default_factory=dict)
-    # Commands started with run_in_background, in start order. Each is contained like any
-    # call and dies with the daemon; ``processes.stop_group`` stops one.
-    background: list[Child] = field(default_factory=list)
+    # Commands started with run_in_background (BashOutput, KillShell... find them here).
+    jobs: JobRegistry = field(init=False)
     _spill_ready: bool = False
     _spill_count: int = 0
+
+    def __post_init__(self) -> None:
+        self.jobs = JobRegistry(self.processes)
 
     def spill_path(self, tool_use_id: str, suffix: str = ".txt") -> str:
         """A fresh file name for this call's output: unique even when ids repeat or collide
