@@ -82,7 +82,7 @@ def test_interrupt_cancels_running_bash_and_rejects_queued(tmp_path: Path) -> No
         d.send(tool_use("run", "cut -d' ' -f4 /proc/self/stat; sleep 30"))
         pid = d.printed_pid("run")
         members = group_members(pid)
-        assert len(members) >= 2  # bash and its sleep
+        assert members  # the shell, which execs its last command (sleep) in place
         d.send(tool_use("queued", "echo x > f"))  # unsafe: waits behind the read
         d.send({"type": "interrupt", "reason": "interrupt", "request_id": "i1"})
 

@@ -252,3 +252,25 @@ def _running(mark: str, needle: str) -> list[int]:
         if needle.encode() in cmdline:
             found.append(pid)
     return found
+
+
+def test_a_sigkilled_daemon_with_four_servers_and_a_running_bash_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    """Issue 10's scenario (run 50 times by hand, see docs/sandbox.md; once here): the old
+    reaper lost its pipe with several servers and then left children behind."""
+    servers = {f"s{i}": demo_server(tmp_path) for i in range(4)}
+    with mcp_daemon(tmp_path, servers) as daemon:
+        daemon.send(tool_use("b", "sleep 300 & setsid sleep 301 & sleep 302"))
+        assert wait_until(
+            lambda: (
+                len(_running(daemon.mark, "server.py")) == 4
+                and len(_running(daemon.mark, "sleep\x0030")) == 3
+            ),
+            SLOW,
+        )
+        daemon.proc.kill()
+        daemon.wait_exit()
+        assert wait_until(lambda: not marked_processes(daemon.mark), 10)
+        assert b"reaper is gone" not in daemon.stderr
+        assert b"spawner" not in daemon.stderr
