@@ -1,7 +1,8 @@
 """``stdio-executor timeline JOURNAL -o timeline.svg``: a journal drawn as one bar per tool.
 
 Owns: turning a journaled session into per-tool spans (added, started, finished, result
-written, progress, status) and drawing them as a self-contained SVG, with no dependencies.
+written, progress, status) and drawing them as a self-contained SVG, with no dependencies
+(``--format trace`` hands the same spans to ``trace_events``).
 Must not: be imported by the daemon.
 
 Each row is one tool call, in the order the host added them:
@@ -57,6 +58,7 @@ class Span:
     result: float | None = None
     status: str = "unfinished"
     progress: list[float] = field(default_factory=list)
+    progress_data: list[dict[str, Any]] = field(default_factory=list)  # beside ``progress``
 
     @property
     def finished(self) -> float | None:
@@ -83,6 +85,17 @@ def _summary(name: str, raw: Any) -> str:
         if isinstance(value, str):
             return " ".join(value.split())
     return ""
+
+
+def _progress_data(data: Any) -> dict[str, Any]:
+    """A progress event's data, its output text shortened: enough to recognise it."""
+    if not isinstance(data, dict):
+        return {}
+    shown: dict[str, Any] = dict(data)
+    text = shown.get("text")
+    if isinstance(text, str) and len(text) > 500:
+        shown["text"] = text[:500] + "…"
+    return shown
 
 
 def spans_of(session: Session) -> tuple[list[Span], list[Marker], float]:
@@ -121,6 +134,7 @@ def spans_of(session: Session) -> tuple[list[Span], list[Marker], float]:
             span_or_none.name = str(msg.get("name", span_or_none.name))
         elif kind == "progress" and span_or_none is not None:
             span_or_none.progress.append(record.t)
+            span_or_none.progress_data.append(_progress_data(msg.get("data")))
         elif kind == "tool_result" and span_or_none is not None:
             meta: dict[str, Any] = msg["meta"] if isinstance(msg.get("meta"), dict) else {}
             span_or_none.result = record.t
@@ -348,10 +362,15 @@ def run(args: argparse.Namespace) -> int:
     spans, markers, end = spans_of(session)
     pid = session.info.get("pid")
     title = f"stdio-executor timeline: {len(spans)} tool calls" + (f", pid {pid}" if pid else "")
-    svg = render_svg(spans, markers, end, title, args.width)
+    if args.format == "trace":
+        from .trace_events import render_trace
+
+        text = render_trace(spans, markers, end, pid if isinstance(pid, int) else 1, title)
+    else:
+        text = render_svg(spans, markers, end, title, args.width)
     if args.output == "-":
-        sys.stdout.write(svg)
+        sys.stdout.write(text)
     else:
         with open(args.output, "w", encoding="utf-8") as f:
-            f.write(svg)
+            f.write(text)
     return 0
