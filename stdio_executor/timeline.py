@@ -27,7 +27,7 @@ from typing import Any
 
 from .journal import Session, last_session, read_sessions
 
-__all__ = ["Span", "render_svg", "run", "spans_of"]
+__all__ = ["Span", "input_summary", "render_svg", "run", "spans_of"]
 
 STATUS_COLORS = {
     "success": "#2e9d57",
@@ -77,7 +77,7 @@ class Marker:
     label: str
 
 
-def _summary(name: str, raw: Any) -> str:
+def input_summary(name: str, raw: Any) -> str:
     if not isinstance(raw, dict):
         return ""
     for key in ("command", "file_path", "pattern", "url", "query"):
@@ -116,7 +116,7 @@ def spans_of(session: Session) -> tuple[list[Span], list[Marker], float]:
                 tool_id = str(use.get("id"))
                 if tool_id not in open_:
                     name = str(use.get("name"))
-                    span = Span(tool_id, name, _summary(name, use.get("input")), record.t)
+                    span = Span(tool_id, name, input_summary(name, use.get("input")), record.t)
                     span.line = record.line
                     spans.append(span)
                     open_[tool_id] = span
