@@ -62,6 +62,9 @@ from ..protocol import (
     ErrorEvent,
     Interrupt,
     Interrupted,
+    JobExited,
+    JobStarted,
+    ListJobs,
     PermissionResponse,
     Progress,
     RegisterTool,
@@ -79,6 +82,7 @@ from ..tools.catalog import ToolRegistry
 from ..tools.host import HostBridge, HostTool
 from ..tools.mcp import McpManager, McpServerConfig
 from ..tools.session import Session
+from . import jobs
 from .framing import LineFramer, TooLong
 from .stdio import StdioFds, WireWriter, read_chunks
 from .toolset import SchemaReport, ServerTools, ToolSet
@@ -255,6 +259,11 @@ class Daemon:
         _use_pidfd_child_watcher()
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self.session.jobs.attach(
+                tg.start_soon,
+                lambda job: self.inbox.put(jobs.job_started(job)),
+                lambda job: self.inbox.put(jobs.job_exited(job)),
+            )
             tg.start_soon(self._read_input)
             tg.start_soon(self._watch_signals)
             tg.start_soon(self._watch_parent)
@@ -284,8 +293,7 @@ class Daemon:
                 while any(group_alive(g) for g in processes.groups):  # noqa: ASYNC110
                     await anyio.sleep(0.02)  # no event tells us a group emptied: poll
         processes.close()
-        for process in self.session.background:
-            process.poll()
+        await self.session.jobs.aclose()
         if not self.wire.closed:
             with anyio.move_on_after(5.0):
                 await self.wire.flush()
@@ -344,8 +352,10 @@ class Daemon:
         elif isinstance(item, ServerTools | SchemaReport):
             for change in self.toolset.apply(item):
                 self._emit(change)
-        elif isinstance(item, ErrorEvent):
+        elif isinstance(item, ErrorEvent | JobStarted | JobExited):
             self._emit(item)
+        elif isinstance(item, ListJobs):
+            self._emit(jobs.list_jobs(item, self.session.jobs))
         elif isinstance(item, _Eof):
             self._eof = True
             log.debug("stdin closed; finishing the open turn")
