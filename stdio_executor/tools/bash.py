@@ -25,6 +25,7 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.lowlevel
+import anyio.to_thread
 
 from ..permissions.bash_syntax import CommandInfo, analyze
 from ..processes import read_until_exit, spawn_group, stop_group, supervised
@@ -58,6 +59,7 @@ class _Call:
     timeout_ms: float
     background: bool
     info: CommandInfo
+    disable_sandbox: bool = False  # dangerouslyDisableSandbox: the gate asked first
 
 
 class BashTool(Tool):
@@ -73,6 +75,8 @@ class BashTool(Tool):
             timeout_ms=min(timeout, MAX_TIMEOUT_MS),
             background=bool(value.run_in_background),
             info=analyze(value.command),
+            # Accepted as Claude Code accepts it; the sandbox gives it its meaning.
+            disable_sandbox=raw.get("dangerouslyDisableSandbox") is True,
         )
 
     def is_concurrency_safe(self, value: Any) -> bool:
@@ -85,8 +89,11 @@ class BashTool(Tool):
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Call = value
+        sandboxing = await _sandbox_options(call, ctx)
+        if isinstance(sandboxing, ToolOutcome):
+            return sandboxing
         if call.background:
-            return self._start_background(call, ctx)
+            return self._start_background(call, ctx, sandboxing)
         cwd, note = ctx.cwd, ""
         if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, no await needed
             # The session's directory was deleted (`rmdir` of where we `cd`'d): fall back to
@@ -106,8 +113,9 @@ class BashTool(Tool):
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
+                **sandboxing,
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             os.close(read_fd)
             return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
         finally:
@@ -147,7 +155,9 @@ class BashTool(Tool):
         text = note + text if note else text
         return ToolOutcome(text or "(no output)", is_error=is_error, context_update=update, **extra)
 
-    def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:
+    def _start_background(
+        self, call: _Call, ctx: ToolContext, sandboxing: dict[str, Any]
+    ) -> ToolOutcome:
         path = ctx.session.spill_path(ctx.tool_use_id, ".log")
         with open(path, "wb") as log:
             try:
@@ -158,8 +168,9 @@ class BashTool(Tool):
                     stderr=subprocess.STDOUT,
                     cwd=ctx.cwd,
                     start_new_session=True,
+                    **sandboxing,
                 )
-            except OSError as exc:
+            except (OSError, subprocess.SubprocessError) as exc:
                 return ToolOutcome(f"Could not start bash: {exc}", is_error=True)
         ctx.session.processes.register(process.pid)
         ctx.session.background.append(process)
@@ -167,6 +178,32 @@ class BashTool(Tool):
             f"Command running in the background (pid {process.pid}). Its output is being "
             f"written to {path}; read that file to see it. It is stopped when the session ends.",
         )
+
+
+async def _sandbox_options(call: _Call, ctx: ToolContext) -> dict[str, Any] | ToolOutcome:
+    """What the spawn adds to run this call in the session's sandbox (nothing when it runs
+    outside: no sandbox, an excluded command, or dangerouslyDisableSandbox after the gate's
+    ask); an error outcome when the sandbox cannot be had, never an unprotected run."""
+    sandbox = ctx.session.sandbox
+    if sandbox is None:
+        return {}
+    route = sandbox.route(call.command, call.disable_sandbox)
+    if route == "disabled" and not sandbox.settings.allow_unsandboxed:
+        # The gate refuses this first; kept here so no other gate can skip it.
+        return ToolOutcome(
+            "dangerouslyDisableSandbox is refused: sandbox.allowUnsandboxedCommands is false.",
+            is_error=True,
+            status="denied",
+        )
+    if route != "sandboxed":
+        return {}
+    if not sandbox.ready:
+        try:
+            await anyio.to_thread.run_sync(sandbox.prepare)
+        except OSError as exc:
+            return ToolOutcome(f"Not run: {exc}", is_error=True)
+    preexec, env = sandbox.spawn_options()
+    return {"preexec_fn": preexec, "env": env}
 
 
 def _output_pipe() -> tuple[int, int]:

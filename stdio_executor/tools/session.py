@@ -1,7 +1,7 @@
 """State that outlives one tool call and belongs to the daemon's session.
 
 Owns: the workspace root, where oversized results are spilled, the registry of child
-process groups, and what Read has seen (Write and Edit refuse to clobber a file the model
+process groups, the session's sandbox, and what Read has seen (Write and Edit refuse to clobber a file the model
 has not read, or that changed on disk since).
 Must not: hold per-turn scheduling state (that is the core's).
 """
@@ -11,8 +11,12 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..processes import ProcessRegistry
+
+if TYPE_CHECKING:
+    from ..sandbox.plan import Sandbox
 
 __all__ = ["FileStamp", "Session"]
 
@@ -36,6 +40,8 @@ class Session:
     read_files: dict[str, FileStamp] = field(default_factory=dict)
     # Commands started with run_in_background; kept so they are reaped, not garbage.
     background: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    # The OS sandbox Bash runs in (None: not on this system or not wanted).
+    sandbox: Sandbox | None = None
     _spill_ready: bool = False
     _spill_count: int = 0
 
