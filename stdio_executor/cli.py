@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .permissions.gate import Gate
     from .permissions.settings import Settings
+    from .sandbox.plan import Sandbox
     from .tools.catalog import ToolRegistry
     from .tools.host import HostBridge
     from .tools.mcp import McpServerConfig
-    from .sandbox.plan import Sandbox
     from .tools.session import Session
 
 __all__ = ["main"]
@@ -270,7 +270,10 @@ def _serve(config: Config) -> int:
         return 3
     # Pay pydantic's import and the tool modules' load while the host is still busy with
     # `ready`, not on the first tool call.
-    threading.Thread(target=_warm, args=(registry, sandbox), name="warm-up", daemon=True).start()
+    threading.Thread(target=_warm, args=(registry,), name="warm-up", daemon=True).start()
+    if sandbox is not None and sandbox.active:
+        # The namespace holder and the proxy, off the first call's path.
+        threading.Thread(target=_prepare, args=(sandbox,), name="sandbox", daemon=True).start()
 
     import anyio
 
@@ -526,17 +529,19 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
     return gate
 
 
-def _warm(registry: ToolRegistry, sandbox: Sandbox | None) -> None:
+def _warm(registry: ToolRegistry) -> None:
     try:
         registry.warm()
         from .tools import inputs, validation  # noqa: F401
     except Exception:  # pragma: no cover - the first real call reports the problem
         log.debug("warm-up failed", exc_info=True)
-    if sandbox is not None and sandbox.active:
-        try:
-            sandbox.prepare()  # the namespace holder and the proxy, off the first call's path
-        except OSError as exc:
-            log.warning("%s; sandboxed Bash calls will fail", exc)
+
+
+def _prepare(sandbox: Sandbox) -> None:
+    try:
+        sandbox.prepare()
+    except OSError as exc:
+        log.warning("%s; sandboxed Bash calls will fail", exc)
 
 
 _TOOL_SUBCOMMANDS = ("replay", "record", "journal-to-fixture", "timeline")

@@ -242,7 +242,11 @@ class SettingsGate(Gate):
             if self.policy.mode == "bypassPermissions":
                 return decision
             return Decision("ask", "the command asks to run outside the sandbox", firm=True)
-        if decision.kind == "ask" and not decision.firm and self.sandbox.auto_allows(command, False):
+        if (
+            decision.kind == "ask"
+            and not decision.firm
+            and self.sandbox.auto_allows(command, False)
+        ):
             return Decision("allow", "sandboxed (sandbox.autoAllowBashIfSandboxed)")
         return decision
 

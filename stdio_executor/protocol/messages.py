@@ -16,7 +16,6 @@ from typing import Any, Literal
 import msgspec
 
 __all__ = [
-    "SandboxInfo",
     "PROTOCOL_VERSION",
     "AddTool",
     "Command",
@@ -40,6 +39,7 @@ __all__ = [
     "Ready",
     "RegisterTool",
     "ResultMeta",
+    "SandboxInfo",
     "Status",
     "ToolCall",
     "ToolCancel",

@@ -39,7 +39,13 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _syscall = _libc.syscall
 _syscall.restype = ctypes.c_long
 _mount = _libc.mount
-_mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+_mount.argtypes = [
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_char_p,
+    ctypes.c_ulong,
+    ctypes.c_void_p,
+]
 _prctl = _libc.prctl
 _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _setns = _libc.setns
@@ -148,8 +154,12 @@ class KernelSupport:
 def _landlock_abi() -> int:
     if platform.system() != "Linux":
         return 0
-    abi = _syscall(_SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
-                   ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION))
+    abi = _syscall(
+        _SYS_LANDLOCK_CREATE_RULESET,
+        None,
+        ctypes.c_size_t(0),
+        ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION),
+    )
     return int(abi) if abi > 0 else 0
 
 
@@ -199,10 +209,13 @@ def build_ruleset(abi: int, read_roots: Sequence[str], rules: Sequence[tuple[str
     the given rights under each path; paths that do not exist are skipped. Built once per
     session; each child only calls ``landlock_restrict_self`` with it."""
     handled = _handled(abi)
-    attr = _RulesetAttr(handled, 0, (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if abi >= 6 else 0)
+    attr = _RulesetAttr(
+        handled, 0, (_SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL) if abi >= 6 else 0
+    )
     size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 16
-    fd = _syscall(_SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size),
-                  ctypes.c_uint32(0))
+    fd = _syscall(
+        _SYS_LANDLOCK_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0)
+    )
     if fd < 0:
         err = ctypes.get_errno()
         raise OSError(err, f"landlock_create_ruleset: {os.strerror(err)}")
@@ -226,9 +239,16 @@ def _add_rule(ruleset: int, path: str, access: int) -> None:
         if not os.path.isdir(path):
             access &= FS_WRITE_FILE
         rule = _PathBeneath(access, target)
-        if _syscall(_SYS_LANDLOCK_ADD_RULE, ctypes.c_int(ruleset),
-                    ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH), ctypes.byref(rule),
-                    ctypes.c_uint32(0)) != 0:
+        if (
+            _syscall(
+                _SYS_LANDLOCK_ADD_RULE,
+                ctypes.c_int(ruleset),
+                ctypes.c_int(_LANDLOCK_RULE_PATH_BENEATH),
+                ctypes.byref(rule),
+                ctypes.c_uint32(0),
+            )
+            != 0
+        ):
             err = ctypes.get_errno()
             raise OSError(err, f"landlock_add_rule({path}): {os.strerror(err)}")
     finally:
@@ -342,13 +362,15 @@ def enter(
                 _bind(first, second)
     if _prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         _fail("prctl(no_new_privs)")
-    if seccomp is not None and _prctl(
-        _PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(seccomp), 0, 0
-    ) != 0:
+    if (
+        seccomp is not None
+        and _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(seccomp), 0, 0) != 0
+    ):
         _fail("seccomp")
-    if ruleset_fd >= 0 and _syscall(
-        _SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset_fd), ctypes.c_uint32(0)
-    ) != 0:
+    if (
+        ruleset_fd >= 0
+        and _syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset_fd), ctypes.c_uint32(0)) != 0
+    ):
         _fail("landlock_restrict_self")
 
 

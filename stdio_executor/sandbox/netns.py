@@ -17,6 +17,7 @@ outside and connect onward through the host's network.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -39,7 +40,8 @@ put("setgroups", "deny")
 put("uid_map", "%d %d 1" % (uid, uid))
 put("gid_map", "%d %d 1" % (gid, gid))
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", 0x1 | 0x8 | 0x40))  # SIOCSIFFLAGS UP|LOOPBACK|RUNNING
+# SIOCSIFFLAGS: IFF_UP | IFF_LOOPBACK | IFF_RUNNING
+fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", 0x1 | 0x8 | 0x40))
 s.close()
 fds = []
 if sys.argv[1] == "listen":
@@ -64,10 +66,8 @@ class NetNamespace:
 
     def close(self) -> None:
         for fd in (self.userns_fd, self.netns_fd):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         if self.listener is not None:
             self.listener.close()
 
@@ -79,8 +79,13 @@ def create(*, listen: bool, timeout: float = 10.0) -> NetNamespace:
     try:
         holder = subprocess.Popen(
             [
-                sys.executable, "-I", "-S", "-c", _HOLDER,
-                "listen" if listen else "none", str(theirs.fileno()),
+                sys.executable,
+                "-I",
+                "-S",
+                "-c",
+                _HOLDER,
+                "listen" if listen else "none",
+                str(theirs.fileno()),
             ],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -109,4 +114,3 @@ def create(*, listen: bool, timeout: float = 10.0) -> NetNamespace:
         except subprocess.TimeoutExpired:  # pragma: no cover - defensive
             holder.kill()
             holder.wait()
-

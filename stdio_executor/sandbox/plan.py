@@ -135,7 +135,7 @@ class Sandbox:
         if self._built is not None:
             return
         with self._lock:
-            if self._built is not None:
+            if self.ready:
                 return
             if self._failed is not None:
                 raise OSError(self._failed)
@@ -159,8 +159,9 @@ class Sandbox:
         seccomp, ruleset = built.seccomp, built.ruleset_fd
 
         def setup() -> None:  # runs in the child between fork and exec
-            enter(userns_fd=userns, netns_fd=netns, binds=binds, seccomp=seccomp,
-                  ruleset_fd=ruleset)
+            enter(
+                userns_fd=userns, netns_fd=netns, binds=binds, seccomp=seccomp, ruleset_fd=ruleset
+            )
 
         return setup, built.env
 
@@ -201,10 +202,12 @@ class Sandbox:
             mask_flags = kernel.mount_flags(self.mask_dir)
             for path in self.deny_read:
                 b = os.fsencode(path)
-                binds.append((
-                    kernel.Bind(os.fsencode(empty_file), b, mask_flags),
-                    kernel.Bind(os.fsencode(empty_dir), b, mask_flags),
-                ))
+                binds.append(
+                    (
+                        kernel.Bind(os.fsencode(empty_file), b, mask_flags),
+                        kernel.Bind(os.fsencode(empty_dir), b, mask_flags),
+                    )
+                )
             for path in self.read_only:
                 b = os.fsencode(path)
                 binds.append((kernel.Bind(b, b, kernel.mount_flags(path)), None))
@@ -239,8 +242,15 @@ class Sandbox:
         )
 
 
-_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
-            "/dev/ptmx")
+_DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+)
 
 
 def excluded(command: str, patterns: Sequence[str]) -> bool:
@@ -291,8 +301,9 @@ def build_sandbox(
         return _unsupported(settings, workspace, reason, required)
     if not wanted:
         why = "--sandbox off" if mode == "off" else "sandbox.enabled is false in the settings"
-        status = SandboxStatus(False, "none", "unrestricted", reason=why,
-                               held_back=settings.held_back)
+        status = SandboxStatus(
+            False, "none", "unrestricted", reason=why, held_back=settings.held_back
+        )
         return Sandbox(status, settings, workspace)
     from .kernel import probe
 
@@ -302,8 +313,10 @@ def build_sandbox(
     writable = _writable(workspace, spill_dir, tmp_dir, additional_directories, settings)
     deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
     read_only = _read_only(writable, edit_denied, settings)
-    enforced = ["writes outside the workspace, additionalDirectories, the session temp dir "
-                "and sandbox.filesystem.allowWrite (Landlock)"]
+    enforced = [
+        "writes outside the workspace, additionalDirectories, the session temp dir "
+        "and sandbox.filesystem.allowWrite (Landlock)"
+    ]
     not_enforced = list(notes)
     if support.user_namespaces:
         mechanism = "landlock+namespaces"
@@ -360,8 +373,9 @@ def build_sandbox(
 def _unsupported(settings: SandboxSettings, workspace: str, reason: str, required: bool) -> Sandbox:
     if required:
         raise StartupError(f"the sandbox is required but not available: {reason}")
-    status = SandboxStatus(False, "none", "unrestricted", reason=reason,
-                           held_back=settings.held_back)
+    status = SandboxStatus(
+        False, "none", "unrestricted", reason=reason, held_back=settings.held_back
+    )
     return Sandbox(status, settings, workspace)
 
 
@@ -421,12 +435,8 @@ def _deny_paths(
             if "Read" in tools and any(t != "Read" for t in tools):
                 edit.append(p)
         if not complete:
-            notes.append(
-                f"deny patterns were expanded over the first {_WALK_LIMIT} entries only"
-            )
-        notes.append(
-            "files matching a deny pattern created after start-up are not masked for Bash"
-        )
+            notes.append(f"deny patterns were expanded over the first {_WALK_LIMIT} entries only")
+        notes.append("files matching a deny pattern created after start-up are not masked for Bash")
     read = _with_hard_links(read, walk_roots, notes)
     return tuple(dict.fromkeys(read)), tuple(dict.fromkeys(edit)), notes
 
@@ -440,7 +450,7 @@ def _literal(pattern: Any) -> str | None:
         body = body[:-3]
     if not pattern.anchored or _GLOB.search(body) or not body:
         return None
-    return os.path.normpath(os.path.join(pattern.base, body))
+    return os.path.normpath(os.path.join(str(pattern.base), body))
 
 
 def _walk(

@@ -111,9 +111,7 @@ class DomainProxy:
                 return
             authority, slash, path = target[7:].partition("/")
             host, port = _split_host_port(authority, 80)
-            kept = [
-                h for h in rest.split(b"\r\n") if h and not h.lower().startswith(b"proxy-")
-            ]
+            kept = [h for h in rest.split(b"\r\n") if h and not h.lower().startswith(b"proxy-")]
             forward = (
                 f"{method} /{path if slash else ''} {version}\r\n".encode("latin-1")
                 + b"".join(h + b"\r\n" for h in kept)

@@ -76,11 +76,6 @@ class SandboxSettings:
         return self.fail_if_unavailable
 
 
-_TOP = {"enabled", "failIfUnavailable", "autoAllowBashIfSandboxed", "excludedCommands",
-        "allowUnsandboxedCommands", "network", "filesystem", "ignoreViolations",
-        "enableWeakerNestedSandbox", "enableWeakerNetworkIsolation", "credentials"}
-
-
 def sandbox_settings(
     sources: Sequence[SettingsSource], *, workspace: str, home: str | None = None
 ) -> SandboxSettings:
@@ -112,85 +107,57 @@ def sandbox_settings(
         section = data.get("sandbox")
         if section is None:
             continue
-        where = src.label
+        r = _Reader(src, held)
         if not isinstance(section, dict):
-            raise SandboxSettingsError(where, "`sandbox` must be an object")
-        for key in section:
-            if key not in _TOP:
-                continue  # keys of newer Claude Code versions: ignored, as elsewhere
-
-        def flag(key: str, section: dict[str, Any] = section, prefix: str = "sandbox") -> Any:
-            value = section.get(key)
-            if value is not None and not isinstance(value, bool):
-                raise SandboxSettingsError(where, f"{prefix}.{key} must be true or false")
-            return value
-
-        def strings(key: str, section: dict[str, Any], prefix: str) -> list[str]:
-            value = section.get(key)
-            if value is None:
-                return []
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise SandboxSettingsError(where, f"{prefix}.{key} must be a list of strings")
-            return [v for v in value if v.strip()]
-
-        def relax(key: str) -> bool:
-            """Whether a widening from this file counts; note it when it does not."""
-            if not src.trusted:
-                held.append(f"{where}: sandbox.{key}")
-            return src.trusted
-
-        enabled = flag("enabled")
+            raise SandboxSettingsError(src.label, "`sandbox` must be an object")
+        enabled = r.flag(section, "enabled")
         if enabled is True:
             m["enabled"] = True
             m["enabled_by_trusted"] = m["enabled_by_trusted"] or src.trusted
-        elif enabled is False and relax("enabled"):
+        elif enabled is False and r.relax("enabled"):
             m["enabled"] = False
             m["enabled_by_trusted"] = False
-        if flag("failIfUnavailable") is True:
-            m["fail_if_unavailable"] = True
-        elif flag("failIfUnavailable") is False and src.trusted:
-            m["fail_if_unavailable"] = False
-        auto = flag("autoAllowBashIfSandboxed")
-        if auto is False or (auto is True and relax("autoAllowBashIfSandboxed")):
-            m["auto_allow"] = auto
-        unsandboxed = flag("allowUnsandboxedCommands")
-        if unsandboxed is False or (unsandboxed is True and relax("allowUnsandboxedCommands")):
-            m["allow_unsandboxed"] = unsandboxed
-        excluded = strings("excludedCommands", section, "sandbox")
-        if excluded and relax("excludedCommands"):
+        fail = r.flag(section, "failIfUnavailable")
+        if fail is True or (fail is False and src.trusted):
+            m["fail_if_unavailable"] = fail
+        for key, name in (
+            ("autoAllowBashIfSandboxed", "auto_allow"),
+            ("allowUnsandboxedCommands", "allow_unsandboxed"),
+        ):
+            value = r.flag(section, key)
+            if value is False or (value is True and r.relax(key)):
+                m[name] = value
+        excluded = r.strings(section, "excludedCommands")
+        if excluded and r.relax("excludedCommands"):
             lists["excluded_commands"] += excluded
 
-        network = section.get("network")
-        if network is not None:
-            if not isinstance(network, dict):
-                raise SandboxSettingsError(where, "sandbox.network must be an object")
-            domains = strings("allowedDomains", network, "sandbox.network")
-            if domains and relax("network.allowedDomains"):
-                lists["allowed_domains"] += [d.strip().lower().rstrip(".") for d in domains]
-            sockets = strings("allowUnixSockets", network, "sandbox.network")
-            if sockets and relax("network.allowUnixSockets"):
-                lists["allow_unix_sockets"] += sockets
-            for key, name in (("allowLocalBinding", "allow_local_binding"),
-                              ("allowAllUnixSockets", "allow_all_unix_sockets")):
-                value = flag(key, network, "sandbox.network")
-                if value is False or (value is True and relax(f"network.{key}")):
-                    m[name] = value
+        network = r.section(section, "network")
+        domains = r.strings(network, "allowedDomains", "network.")
+        if domains and r.relax("network.allowedDomains"):
+            lists["allowed_domains"] += [d.strip().lower().rstrip(".") for d in domains]
+        sockets = r.strings(network, "allowUnixSockets", "network.")
+        if sockets and r.relax("network.allowUnixSockets"):
+            lists["allow_unix_sockets"] += sockets
+        for key, name in (
+            ("allowLocalBinding", "allow_local_binding"),
+            ("allowAllUnixSockets", "allow_all_unix_sockets"),
+        ):
+            value = r.flag(network, key, "network.")
+            if value is False or (value is True and r.relax(f"network.{key}")):
+                m[name] = value
 
-        fs = section.get("filesystem")
-        if fs is not None:
-            if not isinstance(fs, dict):
-                raise SandboxSettingsError(where, "sandbox.filesystem must be an object")
-            for key, name, widening in (
-                ("allowWrite", "allow_write", True),
-                ("allowRead", "allow_read", True),
-                ("denyWrite", "deny_write", False),
-                ("denyRead", "deny_read", False),
-            ):
-                paths = strings(key, fs, "sandbox.filesystem")
-                if not paths or (widening and not relax(f"filesystem.{key}")):
-                    continue
-                for p in paths:
-                    lists[name] += _resolve(p, src.base_dir, workspace, home, deny=not widening)
+        fs = r.section(section, "filesystem")
+        for key, name, widening in (
+            ("allowWrite", "allow_write", True),
+            ("allowRead", "allow_read", True),
+            ("denyWrite", "deny_write", False),
+            ("denyRead", "deny_read", False),
+        ):
+            paths = r.strings(fs, key, "filesystem.")
+            if not paths or (widening and not r.relax(f"filesystem.{key}")):
+                continue
+            for p in paths:
+                lists[name] += _resolve(p, src.base_dir, workspace, home, deny=not widening)
 
     return SandboxSettings(
         enabled=m["enabled"],
@@ -209,6 +176,46 @@ def sandbox_settings(
         allow_read=tuple(dict.fromkeys(lists["allow_read"])),
         held_back=tuple(held),
     )
+
+
+class _Reader:
+    """Typed access to one file's ``sandbox`` section; errors name the file and key."""
+
+    def __init__(self, src: SettingsSource, held: list[str]) -> None:
+        self.src = src
+        self.held = held
+
+    def section(self, parent: dict[str, Any], key: str) -> dict[str, Any]:
+        value = parent.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise SandboxSettingsError(self.src.label, f"sandbox.{key} must be an object")
+        return value
+
+    def flag(self, section: dict[str, Any], key: str, prefix: str = "") -> bool | None:
+        value = section.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise SandboxSettingsError(
+                self.src.label, f"sandbox.{prefix}{key} must be true or false"
+            )
+        return value
+
+    def strings(self, section: dict[str, Any], key: str, prefix: str = "") -> list[str]:
+        value = section.get(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SandboxSettingsError(
+                self.src.label, f"sandbox.{prefix}{key} must be a list of strings"
+            )
+        return [v for v in value if v.strip()]
+
+    def relax(self, key: str) -> bool:
+        """Whether a widening from this file counts; noted for ``ready`` when it does not."""
+        if not self.src.trusted:
+            self.held.append(f"{self.src.label}: sandbox.{key}")
+        return self.src.trusted
 
 
 def _resolve(text: str, base_dir: str, workspace: str, home: str, *, deny: bool) -> list[str]:

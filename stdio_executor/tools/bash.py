@@ -89,10 +89,10 @@ class BashTool(Tool):
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Call = value
-        sandboxing = await _sandbox_options(call, ctx)
-        if isinstance(sandboxing, ToolOutcome):
-            return sandboxing
         if call.background:
+            sandboxing = await _sandbox_options(call, ctx)
+            if isinstance(sandboxing, ToolOutcome):
+                return sandboxing
             return self._start_background(call, ctx, sandboxing)
         cwd, note = ctx.cwd, ""
         if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, no await needed
@@ -103,6 +103,10 @@ class BashTool(Tool):
         cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
         sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
         ctx.sink = sink
+        sandboxing = await _sandbox_options(call, ctx)
+        if isinstance(sandboxing, ToolOutcome):
+            sink.close()
+            return sandboxing
         read_fd, write_fd = _output_pipe()
         registry = ctx.session.processes
         try:

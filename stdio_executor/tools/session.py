@@ -1,8 +1,8 @@
 """State that outlives one tool call and belongs to the daemon's session.
 
 Owns: the workspace root, where oversized results are spilled, the registry of child
-process groups, the session's sandbox, and what Read has seen (Write and Edit refuse to clobber a file the model
-has not read, or that changed on disk since).
+process groups, the session's OS sandbox for Bash, and what Read has seen (Write and Edit
+refuse to clobber a file the model has not read, or that changed on disk since).
 Must not: hold per-turn scheduling state (that is the core's).
 """
 
