@@ -1,12 +1,11 @@
 """Linux kernel facilities behind the sandbox, through ctypes: Landlock, namespaces, seccomp.
 
 Owns: the system-call numbers, flags and structure layouts; probing what this kernel offers
-(`probe`); building the session's Landlock ruleset and seccomp filter once (`build_ruleset`,
-`unix_socket_filter`); and `enter`, the few system calls a Bash child makes between fork and
-exec to join the session's namespaces, mask paths and restrict itself.
-Must not: decide *what* is allowed (``plan`` does), start processes, or allocate much in
-``enter``: it runs in a freshly forked child of a threaded daemon, so it sticks to calls
-prepared in the parent (no imports, no logging, no locks).
+(``probe``); the seccomp program (``unix_socket_filter``); and ``enter``, the few system
+calls a Bash child makes between fork and exec, inside the fresh namespaces it was created
+with, to bring up loopback, mask paths and restrict itself (``ChildPlan`` says what).
+Must not: decide *what* is allowed (``plan`` does) or start processes. ``enter`` runs in a
+freshly forked child: system calls only (no imports, no logging, no locks, no threads).
 
 Why these and not bubblewrap: all of it is in the kernel (Landlock since 5.13, user
 namespaces, seccomp), so no system package is needed and a sandboxed call costs a few system
@@ -17,22 +16,29 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import fcntl
 import os
 import platform
+import socket
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = [
     "FS_READ",
     "FS_WRITE_DIR",
     "FS_WRITE_FILE",
+    "UNSHARE_FLAGS",
     "Bind",
+    "ChildPlan",
     "KernelSupport",
     "build_ruleset",
     "enter",
+    "mount_flags",
     "probe",
     "unix_socket_filter",
+    "unshare_and_enter",
 ]
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -48,7 +54,6 @@ _mount.argtypes = [
 ]
 _prctl = _libc.prctl
 _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-_setns = _libc.setns
 _unshare = _libc.unshare
 
 # Landlock's three system calls have one number on every architecture (the unified table).
@@ -273,7 +278,7 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def unix_socket_filter() -> tuple[_SockFprog, ctypes.Array[ctypes.c_char]] | None:
+def unix_socket_filter() -> bytes | None:
     """A seccomp program that makes ``socket(AF_UNIX, ...)`` fail with EPERM, as Claude Code
     does on Linux unless ``allowAllUnixSockets``: a network namespace does not separate
     path-named sockets (``/var/run/docker.sock``), and Landlock does not check ``connect``.
@@ -302,23 +307,39 @@ def unix_socket_filter() -> tuple[_SockFprog, ctypes.Array[ctypes.c_char]] | Non
     op(_BPF_JEQ_K, 1, 0, _AF_UNIX)
     op(_BPF_RET_K, 0, 0, _RET_ALLOW)
     op(_BPF_RET_K, 0, 0, deny)
-    raw = b"".join(struct.pack("=HBBI", *i) for i in ins)
-    buf = ctypes.create_string_buffer(raw, len(raw))
-    prog = _SockFprog(len(ins), ctypes.cast(buf, ctypes.c_void_p).value)
-    return prog, buf
+    return b"".join(struct.pack("=HBBI", *i) for i in ins)
 
 
 # --------------------------------------------------------------------------- the child
 
+# The namespaces a sandboxed call gets, created with the child (``clone``/``unshare``):
+# a user namespace (so the rest needs no privilege, and capabilities end at its border),
+# a network namespace holding only a loopback interface, a mount namespace for the masks.
+UNSHARE_FLAGS = _CLONE_NEWUSER | _CLONE_NEWNET | _CLONE_NEWNS
 
-@dataclass(frozen=True, slots=True)
-class Bind:
-    """Mount ``source`` over ``target`` read-only: a mask (``source`` is an empty file or
-    directory) or, when ``source == target``, a read-only view of the path itself."""
+
+class Bind(NamedTuple):
+    """Mount ``source`` over ``target`` read-only: a mask (``source`` an empty file, and
+    ``alt_source`` an empty directory for a target that is one) or, when ``source`` is
+    ``target``, a read-only view of the path itself (a control file)."""
 
     source: bytes
     target: bytes
+    alt_source: bytes | None
     flags: int  # the locked flags to keep on the read-only remount (``mount_flags``)
+
+
+class ChildPlan(NamedTuple):
+    """Everything ``enter`` needs, as plain picklable data: it may run in a process the
+    daemon did not fork (the spawner's), so no fds or objects of the daemon's."""
+
+    isolated: bool  # created in fresh namespaces (``UNSHARE_FLAGS``); else Landlock only
+    abi: int
+    writable: tuple[str, ...]  # directory trees where everything is allowed
+    devices: tuple[str, ...]  # files that may be written (/dev/null ...)
+    binds: tuple[Bind, ...]
+    seccomp: bytes | None  # BPF instructions (``unix_socket_filter``)
+    proxy: tuple[str, int, bytes] | None  # (daemon's socket path, port inside, call token)
 
 
 def mount_flags(path: str) -> int:
@@ -336,61 +357,100 @@ def mount_flags(path: str) -> int:
     return sum(ms for st, ms in _ST_TO_MS if f & st)
 
 
-def enter(
-    *,
-    userns_fd: int,
-    netns_fd: int,
-    binds: Sequence[tuple[Bind, Bind | None]],
-    seccomp: _SockFprog | None,
-    ruleset_fd: int,
-) -> None:
-    """In the child, between fork and exec: join the session's user and network namespaces,
-    take a private mount namespace, mount the masks, then restrict itself with seccomp and
-    Landlock (which also forbids any later mount or umount, so the masks stay). Raises
-    OSError on any failure: the call then fails rather than run unprotected."""
-    if userns_fd >= 0:
-        if _setns(userns_fd, _CLONE_NEWUSER) != 0:
-            _fail("setns(user)")
-        if netns_fd >= 0 and _setns(netns_fd, _CLONE_NEWNET) != 0:
-            _fail("setns(net)")
-        if binds:
-            if _unshare(_CLONE_NEWNS) != 0:
-                _fail("unshare(mount)")
-            if _mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-                _fail("mount(private)")
-            for first, second in binds:
-                _bind(first, second)
+def unshare_and_enter(plan: ChildPlan) -> None:
+    """For a spawn that creates no namespaces itself (``preexec_fn``): make ours, map the
+    user to itself, then ``enter``."""
+    if not plan.isolated:
+        enter(plan)
+        return
+    uid, gid = os.getuid(), os.getgid()
+    if _unshare(UNSHARE_FLAGS) != 0:
+        _fail("unshare")
+    for name, text in (
+        ("setgroups", "deny"),
+        ("uid_map", f"{uid} {uid} 1"),
+        ("gid_map", f"{gid} {gid} 1"),
+    ):
+        fd = os.open(f"/proc/self/{name}", os.O_WRONLY)
+        try:
+            os.write(fd, text.encode())
+        finally:
+            os.close(fd)
+    enter(plan)
+
+
+def enter(plan: ChildPlan) -> None:
+    """In the child, inside fresh user, network and mount namespaces, just before exec:
+    bring up loopback (and hand the proxy a listener on it), mount the masks, then restrict
+    itself with no_new_privs, seccomp and Landlock (which also forbids any later mount or
+    umount, so the masks stay). Raises OSError on any failure: the call then fails rather
+    than run unprotected."""
+    if plan.isolated:
+        _loopback_up()
+    if plan.proxy is not None:
+        _hand_over_listener(*plan.proxy)
+    if plan.binds:
+        if _mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+            _fail("mount(private)")
+        for bind in plan.binds:
+            _bind(bind)
     if _prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         _fail("prctl(no_new_privs)")
-    if (
-        seccomp is not None
-        and _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(seccomp), 0, 0) != 0
-    ):
-        _fail("seccomp")
-    if (
-        ruleset_fd >= 0
-        and _syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset_fd), ctypes.c_uint32(0)) != 0
-    ):
-        _fail("landlock_restrict_self")
+    if plan.seccomp is not None:
+        buf = ctypes.create_string_buffer(plan.seccomp, len(plan.seccomp))
+        prog = _SockFprog(len(plan.seccomp) // 8, ctypes.addressof(buf))
+        if _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0) != 0:
+            _fail("seccomp")
+    rules = [(p, FS_WRITE_DIR) for p in plan.writable] + [(p, FS_WRITE_FILE) for p in plan.devices]
+    ruleset = build_ruleset(plan.abi, ["/"], rules)
+    try:
+        if _syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            _fail("landlock_restrict_self")
+    finally:
+        os.close(ruleset)
 
 
-def _bind(first: Bind, second: Bind | None) -> None:
-    """Mount ``first``, or ``second`` (the other kind of mask) when the target turns out to
-    be a directory where a file was tried. A target that does not exist is skipped; any
-    other failure raises, so the call fails rather than run with a path unmasked."""
-    for bind in (first, second):
-        if bind is None:
-            return
-        if _mount(bind.source, bind.target, None, _MS_BIND, None) == 0:
+def _loopback_up() -> None:
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        # SIOCSIFFLAGS: IFF_UP | IFF_LOOPBACK | IFF_RUNNING
+        fcntl.ioctl(s, 0x8914, struct.pack("16sH14x", b"lo", 0x1 | 0x8 | 0x40))
+    finally:
+        s.close()
+
+
+def _hand_over_listener(path: str, port: int, token: bytes) -> None:
+    """Listen on this namespace's 127.0.0.1:port and give the socket to the daemon's proxy
+    (it accepts there and connects onward from the host's network)."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        listener.bind(("127.0.0.1", port))
+        listener.listen(128)
+        control.connect(path)
+        socket.send_fds(control, [token], [listener.fileno()])
+        control.recv(1)  # the proxy has it: connections now wait in its backlog, not fail
+    finally:
+        control.close()
+        listener.close()
+
+
+def _bind(bind: Bind) -> None:
+    """Mount a mask or a read-only view. A target that does not exist is skipped (so is a
+    control path under a ``.git`` that is a file: a worktree); any other failure raises,
+    so the call fails rather than run with a path unmasked."""
+    sources = [bind.source] if bind.alt_source is None else [bind.source, bind.alt_source]
+    for i, source in enumerate(sources):
+        if _mount(source, bind.target, None, _MS_BIND, None) == 0:
             flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY | bind.flags
             if _mount(None, bind.target, None, flags, None) != 0:
                 _fail("remount read-only")
             return
         err = ctypes.get_errno()
-        if err == errno.ENOENT or (err == errno.ENOTDIR and bind.source == bind.target):
-            return  # nothing there to hide or protect (``.git`` may be a file: a worktree)
-        if err in (errno.ENOTDIR, errno.EISDIR) and bind is first and second is not None:
-            continue
+        if err == errno.ENOENT or (err == errno.ENOTDIR and source == bind.target):
+            return
+        if err in (errno.ENOTDIR, errno.EISDIR) and i + 1 < len(sources):
+            continue  # a directory where the file mask was tried: the directory mask
         raise OSError(err, f"sandbox: cannot mask {bind.target.decode(errors='replace')}")
 
 

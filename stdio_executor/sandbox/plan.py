@@ -40,7 +40,7 @@ from typing import Any, Literal
 from ..protected import HOME_CONTROL_FILES, WORKSPACE_CONTROL_PATHS
 from .settings import SandboxSettings
 
-__all__ = ["Route", "Sandbox", "SandboxStatus", "StartupError", "build_sandbox"]
+__all__ = ["Route", "Sandbox", "SandboxStatus", "Spawn", "StartupError", "build_sandbox"]
 
 log = logging.getLogger("stdio_executor")
 
@@ -69,15 +69,22 @@ class SandboxStatus:
 
 @dataclass(slots=True)
 class _Built:
-    ruleset_fd: int
-    binds: list[tuple[Any, Any]]
-    seccomp: Any
-    seccomp_buf: Any
-    userns_fd: int
-    netns_fd: int
+    plan: Any  # kernel.ChildPlan without a proxy token
     env: dict[str, str]
-    proxy: Any = None
-    netns: Any = None
+    proxy: Any = None  # proxy.DomainProxy
+    proxy_port: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Spawn:
+    """What one sandboxed spawn adds: namespaces to create, the function to run in the
+    child inside them (module-level, picklable arguments) and the environment."""
+
+    unshare_flags: int
+    pre_exec: Callable[..., None]
+    pre_exec_args: tuple[Any, ...]
+    env: dict[str, str]
+    token: bytes  # give back with ``Sandbox.release`` when the call is over
 
 
 @dataclass(slots=True)
@@ -149,32 +156,41 @@ class Sandbox:
     def ready(self) -> bool:
         return self._built is not None
 
-    def spawn_options(self) -> tuple[Callable[[], None], dict[str, str]]:
-        """``(preexec_fn, env)`` for a sandboxed spawn; ``prepare`` must have run."""
+    def spawn(self) -> Spawn:
+        """The additions for one sandboxed call; ``prepare`` must have run."""
         built = self._built
         assert built is not None
-        from .kernel import enter
+        from . import kernel
 
-        userns, netns, binds = built.userns_fd, built.netns_fd, built.binds
-        seccomp, ruleset = built.seccomp, built.ruleset_fd
+        plan = built.plan
+        token = b""
+        if built.proxy is not None:
+            token = os.urandom(16)
+            plan = plan._replace(proxy=(built.proxy.control_path, built.proxy_port, token))
+        flags = kernel.UNSHARE_FLAGS if self.userns else 0
+        return Spawn(flags, kernel.enter, (plan,), built.env, token)
+
+    def preexec(self, spawn: Spawn) -> Callable[[], None]:
+        """``spawn`` as a ``preexec_fn`` for a spawn that makes no namespaces itself."""
+        from .kernel import unshare_and_enter
+
+        (plan,) = spawn.pre_exec_args
 
         def setup() -> None:  # runs in the child between fork and exec
-            enter(
-                userns_fd=userns, netns_fd=netns, binds=binds, seccomp=seccomp, ruleset_fd=ruleset
-            )
+            unshare_and_enter(plan)
 
-        return setup, built.env
+        return setup
+
+    def release(self, spawn: Spawn) -> None:
+        """The call is over (its process has exited): its proxy listener goes."""
+        built = self._built
+        if spawn.token and built is not None and built.proxy is not None:
+            built.proxy.release(spawn.token)
 
     def close(self) -> None:
         built, self._built = self._built, None
-        if built is None:
-            return
-        if built.proxy is not None:
+        if built is not None and built.proxy is not None:
             built.proxy.close()
-        if built.netns is not None:
-            built.netns.close()
-        if built.ruleset_fd >= 0:
-            os.close(built.ruleset_fd)
 
     def _build(self) -> _Built:
         from . import kernel
@@ -189,57 +205,47 @@ class Sandbox:
         with open(empty_file, "wb"):
             pass
         os.chmod(empty_file, 0o400)
-        rules = [(p, kernel.FS_WRITE_DIR) for p in self.writable]
-        rules += [(p, kernel.FS_WRITE_FILE) for p in _DEVICES]
-        rules += [(p, kernel.FS_WRITE_DIR) for p in ("/dev/shm", "/dev/pts")]
-        ruleset = kernel.build_ruleset(self.abi, ["/"], rules)
-        binds: list[tuple[Any, Any]] = []
+        mask_flags = kernel.mount_flags(self.mask_dir)
+        binds = [
+            kernel.Bind(os.fsencode(empty_file), os.fsencode(p), os.fsencode(empty_dir), mask_flags)
+            for p in self.deny_read
+        ]
+        binds += [
+            kernel.Bind(os.fsencode(p), os.fsencode(p), None, kernel.mount_flags(p))
+            for p in self.read_only
+        ]
         env = dict(os.environ)
         env["TMPDIR"] = self.tmp_dir
-        proxy = ns = None
-        userns_fd = netns_fd = -1
-        if self.userns:
-            mask_flags = kernel.mount_flags(self.mask_dir)
-            for path in self.deny_read:
-                b = os.fsencode(path)
-                binds.append(
-                    (
-                        kernel.Bind(os.fsencode(empty_file), b, mask_flags),
-                        kernel.Bind(os.fsencode(empty_dir), b, mask_flags),
-                    )
-                )
-            for path in self.read_only:
-                b = os.fsencode(path)
-                binds.append((kernel.Bind(b, b, kernel.mount_flags(path)), None))
-            from .netns import create
+        proxy = None
+        port = 0
+        if self.settings.allowed_domains and self.userns:
+            from .proxy import DomainProxy
 
-            domains = self.settings.allowed_domains
-            ns = create(listen=bool(domains))
-            userns_fd, netns_fd = ns.userns_fd, ns.netns_fd
-            if domains and ns.listener is not None:
-                from .proxy import DomainProxy
-
-                proxy = DomainProxy(ns.listener, domains)
-                proxy.start()
-                url = f"http://127.0.0.1:{ns.proxy_port}"
-                for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
-                    env[name] = env[name.lower()] = url
-                # The proxy decides; a NO_PROXY inherited from the host would send some
-                # names straight at a network that does not exist in here.
-                env.pop("NO_PROXY", None)
-                env.pop("no_proxy", None)
-        filt = None if self.settings.allow_all_unix_sockets else kernel.unix_socket_filter()
-        return _Built(
-            ruleset_fd=ruleset,
-            binds=binds,
-            seccomp=filt[0] if filt else None,
-            seccomp_buf=filt[1] if filt else None,
-            userns_fd=userns_fd,
-            netns_fd=netns_fd,
-            env=env,
-            proxy=proxy,
-            netns=ns,
+            proxy = DomainProxy(
+                os.path.join(self.mask_dir, "proxy.sock"), self.settings.allowed_domains
+            )
+            proxy.start()
+            # Any port will do inside a fresh namespace; one per session keeps the
+            # environment the same for every call.
+            port = 20000 + int.from_bytes(os.urandom(2), "big") % 40000
+            url = f"http://127.0.0.1:{port}"
+            for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+                env[name] = env[name.lower()] = url
+            # The proxy decides; a NO_PROXY inherited from the host would send some names
+            # straight at a network that does not exist in here.
+            env.pop("NO_PROXY", None)
+            env.pop("no_proxy", None)
+        seccomp = None if self.settings.allow_all_unix_sockets else kernel.unix_socket_filter()
+        plan = kernel.ChildPlan(
+            isolated=self.userns,
+            abi=self.abi,
+            writable=(*self.writable, "/dev/shm"),
+            devices=_DEVICES,
+            binds=tuple(binds) if self.userns else (),
+            seccomp=seccomp,
+            proxy=None,
         )
+        return _Built(plan, env, proxy, port)
 
 
 _DEVICES = (

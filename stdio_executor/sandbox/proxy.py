@@ -1,13 +1,21 @@
 """The session's HTTP/HTTPS proxy: the only way out of the sandbox's network namespace.
 
-Owns: accepting connections on the listening socket that lives inside the sandbox's network
-namespace, reading one request head, and either refusing it (403, the host is not in
-``sandbox.network.allowedDomains``) or connecting to the named host from the daemon's own
-network and relaying bytes both ways. ``CONNECT host:port`` (HTTPS and any TLS) and
-absolute-form ``GET http://host/...`` (plain HTTP) are served; nothing else.
+Owns: a unix socket on which each sandboxed call's child hands over a listening socket it
+made on its own network namespace's 127.0.0.1 (tagged with the call's token); accepting
+connections on those listeners until the call is released; reading one request head, and
+either refusing it (403: the host is not in ``sandbox.network.allowedDomains``) or connecting
+to the named host from the daemon's own network and relaying bytes both ways.
+``CONNECT host:port`` (HTTPS and any TLS) and absolute-form ``GET http://host/...`` (plain
+HTTP) are served; nothing else.
 Must not: look inside TLS, cache, or run in the daemon's event loop (a slow upstream or a
 flood of connections must not delay tool results): it runs its own asyncio loop in a daemon
 thread.
+
+Why listeners are handed over: a network namespace's loopback is not the host's, so a
+proxy on the host's 127.0.0.1 is out of reach from inside; a socket created inside is
+reachable there, and the daemon can ``accept`` on it from outside and connect onward through
+the host's network. The namespace lives as long as its listener: ``release`` closes it when
+the call ends.
 
 Matching follows Claude Code: ``example.com`` matches that host only; ``*.example.com``
 matches its subdomains, not the apex. Names are compared lower-case without a trailing dot;
@@ -19,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 import threading
 from collections.abc import Sequence
@@ -27,7 +36,6 @@ __all__ = ["DomainProxy", "domain_allowed"]
 
 log = logging.getLogger("stdio_executor")
 
-_MAX_HEAD = 64 * 1024
 _CONNECT_TIMEOUT_S = 30.0
 
 
@@ -47,41 +55,75 @@ def domain_allowed(host: str, allowed: Sequence[str]) -> bool:
 
 
 class DomainProxy:
-    """Serves one listening socket until ``close``."""
+    """Serves the listeners that sandboxed calls hand over, until ``close``."""
 
-    def __init__(self, listener: socket.socket, allowed: Sequence[str]) -> None:
+    def __init__(self, control_path: str, allowed: Sequence[str]) -> None:
         self.allowed = tuple(allowed)
-        self._listener = listener
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sandbox-proxy", daemon=True)
+        self.control_path = control_path
+        self._control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._control.bind(control_path)
+        self._control.listen(512)
+        self._loop = asyncio.new_event_loop()
+        self._servers: dict[bytes, list[asyncio.base_events.Server]] = {}
+        self._thread = threading.Thread(target=self._loop.run_forever, name="sandbox-proxy")
+        self._thread.daemon = True
+        self._taker = threading.Thread(target=self._take_listeners, name="sandbox-proxy-in")
+        self._taker.daemon = True
+        self._closed = False
         self.refused: list[str] = []  # hosts refused, newest last (kept short)
 
     def start(self) -> None:
         self._thread.start()
-        self._ready.wait(5)
+        self._taker.start()
+
+    def release(self, token: bytes) -> None:
+        """The call is over: stop serving its listener, so its namespace can go."""
+        if not self._closed:
+            self._loop.call_soon_threadsafe(self._drop, token)
 
     def close(self) -> None:
-        loop = self._loop
-        if loop is not None and loop.is_running():
-            loop.call_soon_threadsafe(loop.stop)
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._control.shutdown(socket.SHUT_RDWR)
+        self._control.close()
+        if self._loop.is_running():
+            self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(2)
+        with contextlib.suppress(OSError):
+            os.unlink(self.control_path)
 
-    def _run(self) -> None:
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        try:
-            self._listener.setblocking(False)
-            server = loop.run_until_complete(asyncio.start_server(self._serve, sock=self._listener))
-            self._ready.set()
-            loop.run_forever()
+    def _take_listeners(self) -> None:
+        """Blocking accepts in a thread of their own: asyncio has no ``recvmsg`` for fds."""
+        while not self._closed:
+            try:
+                conn, _ = self._control.accept()
+            except OSError:
+                return
+            with conn:
+                try:
+                    conn.settimeout(5)
+                    token, fds, _, _ = socket.recv_fds(conn, 64, 1)
+                except OSError:
+                    continue
+            for fd in fds:
+                os.set_inheritable(fd, False)
+                listener = socket.socket(fileno=fd)
+                try:
+                    self._loop.call_soon_threadsafe(self._serve_listener, token, listener)
+                except RuntimeError:  # closed meanwhile: the loop is gone
+                    listener.close()
+
+    def _serve_listener(self, token: bytes, listener: socket.socket) -> None:
+        async def start() -> None:
+            listener.setblocking(False)
+            server = await asyncio.start_server(self._serve, sock=listener)
+            self._servers.setdefault(token, []).append(server)
+
+        self._loop.create_task(start())
+
+    def _drop(self, token: bytes) -> None:
+        for server in self._servers.pop(token, []):
             server.close()
-        except Exception:  # pragma: no cover - logged; sandboxed calls then get no network
-            log.exception("the sandbox's network proxy stopped")
-        finally:
-            self._ready.set()
-            with contextlib.suppress(Exception):
-                loop.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -94,8 +136,6 @@ class DomainProxy:
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
-        if len(head) > _MAX_HEAD:
-            return
         line, _, rest = head.partition(b"\r\n")
         parts = line.decode("latin-1").split()
         if len(parts) != 3:

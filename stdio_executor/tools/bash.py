@@ -29,6 +29,7 @@ import anyio.to_thread
 
 from ..permissions.bash_syntax import CommandInfo, analyze
 from ..processes import read_until_exit, spawn_group, stop_group, supervised
+from ..sandbox.plan import Spawn
 from .base import Tool, ToolContext, ToolOutcome
 from .output import OutputSink
 
@@ -90,10 +91,10 @@ class BashTool(Tool):
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Call = value
         if call.background:
-            sandboxing = await _sandbox_options(call, ctx)
-            if isinstance(sandboxing, ToolOutcome):
-                return sandboxing
-            return self._start_background(call, ctx, sandboxing)
+            spawn = await _sandboxing(call, ctx)
+            if isinstance(spawn, ToolOutcome):
+                return spawn
+            return self._start_background(call, ctx, spawn)
         cwd, note = ctx.cwd, ""
         if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, no await needed
             # The session's directory was deleted (`rmdir` of where we `cd`'d): fall back to
@@ -103,10 +104,10 @@ class BashTool(Tool):
         cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
         sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
         ctx.sink = sink
-        sandboxing = await _sandbox_options(call, ctx)
-        if isinstance(sandboxing, ToolOutcome):
+        spawn = await _sandboxing(call, ctx)
+        if isinstance(spawn, ToolOutcome):
             sink.close()
-            return sandboxing
+            return spawn
         read_fd, write_fd = _output_pipe()
         registry = ctx.session.processes
         try:
@@ -117,10 +118,11 @@ class BashTool(Tool):
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
-                **sandboxing,
+                **_spawn_kwargs(spawn, ctx),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             os.close(read_fd)
+            _release(spawn, ctx)
             return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
         finally:
             os.close(write_fd)  # the shell has its copy: EOF once its group closes it
@@ -135,6 +137,7 @@ class BashTool(Tool):
                     await stop_group(process)
         finally:
             os.close(read_fd)
+            _release(spawn, ctx)
         out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
         new_cwd = _read_cwd(cwd_file)
@@ -159,9 +162,7 @@ class BashTool(Tool):
         text = note + text if note else text
         return ToolOutcome(text or "(no output)", is_error=is_error, context_update=update, **extra)
 
-    def _start_background(
-        self, call: _Call, ctx: ToolContext, sandboxing: dict[str, Any]
-    ) -> ToolOutcome:
+    def _start_background(self, call: _Call, ctx: ToolContext, spawn: Spawn | None) -> ToolOutcome:
         path = ctx.session.spill_path(ctx.tool_use_id, ".log")
         with open(path, "wb") as log:
             try:
@@ -172,7 +173,7 @@ class BashTool(Tool):
                     stderr=subprocess.STDOUT,
                     cwd=ctx.cwd,
                     start_new_session=True,
-                    **sandboxing,
+                    **_spawn_kwargs(spawn, ctx),
                 )
             except (OSError, subprocess.SubprocessError) as exc:
                 return ToolOutcome(f"Could not start bash: {exc}", is_error=True)
@@ -184,13 +185,13 @@ class BashTool(Tool):
         )
 
 
-async def _sandbox_options(call: _Call, ctx: ToolContext) -> dict[str, Any] | ToolOutcome:
-    """What the spawn adds to run this call in the session's sandbox (nothing when it runs
-    outside: no sandbox, an excluded command, or dangerouslyDisableSandbox after the gate's
-    ask); an error outcome when the sandbox cannot be had, never an unprotected run."""
+async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | None:
+    """How this call runs in the session's sandbox (None: outside it: no sandbox, an
+    excluded command, or dangerouslyDisableSandbox after the gate's ask); an error outcome
+    when the sandbox cannot be had, never an unprotected run."""
     sandbox = ctx.session.sandbox
     if sandbox is None:
-        return {}
+        return None
     route = sandbox.route(call.command, call.disable_sandbox)
     if route == "disabled" and not sandbox.settings.allow_unsandboxed:
         # The gate refuses this first; kept here so no other gate can skip it.
@@ -200,14 +201,24 @@ async def _sandbox_options(call: _Call, ctx: ToolContext) -> dict[str, Any] | To
             status="denied",
         )
     if route != "sandboxed":
-        return {}
+        return None
     if not sandbox.ready:
         try:
             await anyio.to_thread.run_sync(sandbox.prepare)
         except OSError as exc:
             return ToolOutcome(f"Not run: {exc}", is_error=True)
-    preexec, env = sandbox.spawn_options()
-    return {"preexec_fn": preexec, "env": env}
+    return sandbox.spawn()
+
+
+def _spawn_kwargs(spawn: Spawn | None, ctx: ToolContext) -> dict[str, Any]:
+    if spawn is None or ctx.session.sandbox is None:
+        return {}
+    return {"preexec_fn": ctx.session.sandbox.preexec(spawn), "env": spawn.env}
+
+
+def _release(spawn: Spawn | None, ctx: ToolContext) -> None:
+    if spawn is not None and ctx.session.sandbox is not None:
+        ctx.session.sandbox.release(spawn)
 
 
 def _output_pipe() -> tuple[int, int]:
