@@ -31,6 +31,7 @@ from ..permissions.bash_syntax import CommandInfo, analyze
 from ..processes import read_until_exit, spawn_group, stop_group, supervised
 from ..sandbox.plan import Spawn
 from .base import Tool, ToolContext, ToolOutcome
+from .inputs import BashInput, parse
 from .output import OutputSink
 
 __all__ = ["BashTool"]
@@ -65,19 +66,18 @@ class _Call:
 
 class BashTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _Call:
-        from .inputs import BashInput
-        from .validation import validate_model
-
-        value = validate_model(self.spec.name, BashInput, raw)
-        timeout = value.timeout if value.timeout and value.timeout > 0 else DEFAULT_TIMEOUT_MS
+        value = parse(self.spec.name, BashInput, raw)
+        timeout = value.timeout
+        if not isinstance(timeout, float) or not timeout > 0:  # also NaN
+            timeout = DEFAULT_TIMEOUT_MS
         # Claude Code clamps rather than refuses an over-long timeout; so do we.
         return _Call(
             command=value.command,
             timeout_ms=min(timeout, MAX_TIMEOUT_MS),
-            background=bool(value.run_in_background),
+            background=value.run_in_background is True,
             info=analyze(value.command),
             # Accepted as Claude Code accepts it; the sandbox gives it its meaning.
-            disable_sandbox=raw.get("dangerouslyDisableSandbox") is True,
+            disable_sandbox=value.dangerouslyDisableSandbox is True,
         )
 
     def is_concurrency_safe(self, value: Any) -> bool:
