@@ -25,6 +25,7 @@ from collections.abc import Sequence
 
 import anyio
 import anyio.abc
+import msgspec
 
 from ..config import Config
 from ..core import (
@@ -50,6 +51,9 @@ from ..protocol import (
     Drain,
     ErrorEvent,
     Interrupt,
+    JobExited,
+    JobStarted,
+    ListJobs,
     PermissionResponse,
     RegisterTool,
     ToolOutput,
@@ -63,6 +67,7 @@ from ..tools.catalog import ToolRegistry
 from ..tools.host import HostBridge, HostTool
 from ..tools.mcp import McpManager, McpServerConfig
 from ..tools.session import Session
+from . import jobs
 from .admission import Call, admit
 from .framing import LineFramer, TooLong
 from .inbox import (
@@ -173,6 +178,11 @@ class Daemon:
         _use_pidfd_child_watcher()
         async with anyio.create_task_group() as tg:
             self.runner.attach(tg)
+            self.session.jobs.attach(
+                tg.start_soon,
+                lambda job: self.inbox.put(jobs.job_started(job)),
+                lambda job: self.inbox.put(jobs.job_exited(job)),
+            )
             tg.start_soon(self._read_input)
             tg.start_soon(self._watch_signals)
             tg.start_soon(self._watch_parent)
@@ -201,8 +211,7 @@ class Daemon:
                 while any(group_alive(g) for g in processes.groups):  # noqa: ASYNC110
                     await anyio.sleep(0.02)  # no event tells us a group emptied: poll
         processes.close()
-        for process in self.session.background:
-            process.poll()
+        await self.session.jobs.aclose()
         if not self.wire.closed:
             with anyio.move_on_after(5.0):
                 await self.wire.flush()
@@ -241,7 +250,7 @@ class Daemon:
             self._perform(self.core.handle(ToolFinished(item.tool_use_id, item.outcome, item.turn)))
         elif isinstance(item, Line):
             self._on_command(item.command, item.lineno)
-        elif isinstance(item, ErrorEvent):
+        elif isinstance(item, ErrorEvent | JobStarted | JobExited):
             self._emit(item)
         elif isinstance(item, TurnAbort):
             event = InterruptRequested("abort", item.request_id, turn=item.turn)
@@ -272,7 +281,9 @@ class Daemon:
         elif isinstance(command, PermissionResponse):
             error = self.gate.on_response(command)
             if error is not None:
-                self._emit(error)
+                self._emit(msgspec.structs.replace(error, line=line))
+        elif isinstance(command, ListJobs):
+            self._emit(jobs.list_jobs(command, self.session.jobs))
         else:
             self._on_host_command(command, line)
 

@@ -2,7 +2,8 @@
 
 Owns: ``Inbox`` (a deque and a wake-up) and ``InboxItem``, the typed union of what flows to
 the loop that owns the core: decoded input lines, tool completions, an abort raised from
-inside a turn, end of input, signals, the host's death, and tool-set changes.
+inside a turn, background jobs starting and ending, end of input, signals, the host's death,
+and tool-set changes.
 Must not: interpret any item (``daemon`` does) or block: ``put`` is called from tool tasks,
 watchers and the stdin reader alike.
 """
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 import anyio
 
 from ..core import Outcome
-from ..protocol.messages import Command, ErrorEvent
+from ..protocol.messages import Command, ErrorEvent, JobExited, JobStarted
 from .toolset import SchemaReport, ServerTools
 
 __all__ = [
@@ -77,6 +78,8 @@ InboxItem = (
     Finished
     | Line
     | ErrorEvent  # an input line that could not be decoded
+    | JobStarted  # a background job's life (``jobs``), in order with everything else
+    | JobExited
     | TurnAbort
     | Eof
     | SignalReceived
