@@ -49,6 +49,7 @@ SUBCOMMANDS = (
     "record",
     "journal-to-fixture",
     "timeline",
+    "pretty",
     "completion",
 )
 
