@@ -93,6 +93,14 @@ def _write(path: str, data: str) -> None:
         os.close(fd)
 
 
+def _map_ids(pid: int) -> None:
+    """The one-line maps of a new user namespace: our own ids mapped to themselves."""
+    uid, gid = os.getuid(), os.getgid()
+    _write(f"/proc/{pid}/setgroups", "deny")
+    _write(f"/proc/{pid}/uid_map", f"{uid} {uid} 1")
+    _write(f"/proc/{pid}/gid_map", f"{gid} {gid} 1")
+
+
 def _send(sock: socket.socket, message: tuple[Any, ...]) -> None:
     # The daemon gone: the EOF on our next read ends everything.
     with contextlib.suppress(OSError):
@@ -151,6 +159,7 @@ class Spawner:
         try:
             flags = self._base_flags() | extra_flags
             err_r, err_w = os.pipe()
+            go_r, go_w = os.pipe() if flags & CLONE_NEWUSER else (-1, -1)
             pid = _clone(flags)
         except OSError as exc:
             for fd in fds:
@@ -160,6 +169,12 @@ class Spawner:
         if pid == 0:
             try:
                 os.close(err_r)
+                if go_r >= 0:
+                    # Wait for our maps: the kernel lets the parent namespace write them (a
+                    # process inside the new one may not, here, even for its own ids).
+                    os.close(go_w)
+                    os.read(go_r, 1)
+                    os.close(go_r)
                 self._init(call_id, argv, cwd, env, flags, pre_exec, args, fds, err_w)
             finally:
                 os._exit(127)
@@ -167,6 +182,18 @@ class Spawner:
         for fd in fds:
             os.close(fd)
         self.calls[pid] = call_id
+        if go_r >= 0:
+            os.close(go_r)
+            try:
+                _map_ids(pid)
+            except OSError as exc:
+                os.kill(pid, signal.SIGKILL)
+                os.close(go_w)
+                os.close(err_r)
+                _send(self.sock, ("failed", call_id, exc.errno or 1, f"user namespace: {exc}"))
+                return
+            os.write(go_w, b"x")
+            os.close(go_w)
         report = b""
         while True:  # EOF once the command has exec'd (the pipe is close-on-exec) or failed
             try:
@@ -215,11 +242,6 @@ class Spawner:
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL if in_pidns else _KILL_ALL)
             if _linux and _ppid_outside() != self.pid:
                 return  # the spawner died before the line above: nobody wants this call
-            if flags & CLONE_NEWUSER:
-                uid, gid = os.getuid(), os.getgid()
-                _write("/proc/self/setgroups", "deny")
-                _write("/proc/self/uid_map", f"{uid} {uid} 1")
-                _write("/proc/self/gid_map", f"{gid} {gid} 1")
             os.setsid()
             if not in_pidns:
                 _prctl(PR_SET_CHILD_SUBREAPER, 1)

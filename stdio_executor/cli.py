@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .permissions.gate import Gate
     from .permissions.settings import Settings
+    from .sandbox.plan import Sandbox
     from .tools.catalog import ToolRegistry
     from .tools.host import HostBridge
     from .tools.mcp import McpServerConfig
@@ -49,6 +50,7 @@ SUBCOMMANDS = (
     "record",
     "journal-to-fixture",
     "timeline",
+    "pretty",
     "completion",
 )
 
@@ -72,6 +74,9 @@ environment:
   TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
                              (default /tmp)
   CLAUDE_PROJECT_DIR         set by the daemon for hooks: the workspace
+  STDIO_EXECUTOR_SANDBOX_DISABLE
+                             comma-separated sandbox mechanisms to treat as missing
+                             (landlock, userns), to test an unsupported system
 """
 
 _EPILOG = (
@@ -164,6 +169,14 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         help="comma-separated built-in tools to enable, e.g. Read,Grep (default: all)",
     )
     d.add_argument(
+        "--host-builtins",
+        default=None,
+        metavar="NAMES",
+        help="comma-separated Claude Code tools the host serves under the daemon's own "
+        "definitions, as tool_call events: WebSearch, Task, Agent, or any built-in it takes "
+        "over, e.g. WebSearch,Task (default: none)",
+    )
+    d.add_argument(
         "--tools",
         dest="host_tools",
         action="append",
@@ -212,6 +225,14 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         "--no-prompt",
         action="store_true",
         help="never ask the host: what would be asked is denied (e.g. replaying fixtures)",
+    )
+    d.add_argument(
+        "--sandbox",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="run Bash in an OS sandbox (Linux: Landlock + namespaces; docs/sandbox.md). "
+        "auto: where the system supports it; on: fail start-up where it does not "
+        "(default: auto)",
     )
     d.add_argument(
         "--permission-timeout",
@@ -286,10 +307,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         no_prompt=args.no_prompt,
         permission_timeout=args.permission_timeout,
         host_tool_files=tuple(args.host_tools),
+        host_builtins=tuple(t for t in (args.host_builtins or "").split(",") if t),
         mcp_configs=tuple(args.mcp_config),
         strict_mcp_config=args.strict_mcp_config,
         journal=args.journal,
         argv=tuple(args_list),
+        sandbox=args.sandbox,
     )
     return _serve(config)
 
@@ -308,7 +331,12 @@ def _serve(config: Config) -> int:
     if external is None:
         return EXIT_USAGE
     host, mcp_servers = external
-    first = [_ready_line(config, registry)]
+    try:
+        permission_settings = _permission_settings(config)
+        sandbox = _sandbox(config, permission_settings)
+    except _BadSettings:
+        return EXIT_USAGE
+    first = [_ready_line(config, registry, sandbox)]
     journal = None
     if config.journal:
         try:
@@ -320,10 +348,6 @@ def _serve(config: Config) -> int:
         for line in first:
             journal.record_out(line)
         journal.flush()
-    try:
-        permission_settings = _permission_settings(config)
-    except _BadSettings:
-        return EXIT_USAGE
     fds = claim_stdio()
     try:
         os.write(fds.output_fd, b"".join(first))
@@ -333,6 +357,9 @@ def _serve(config: Config) -> int:
     # Pay the tool modules' load while the host is still busy with
     # `ready`, not on the first tool call.
     threading.Thread(target=_warm, args=(registry,), name="warm-up", daemon=True).start()
+    if sandbox is not None and sandbox.active:
+        # The namespace holder and the proxy, off the first call's path.
+        threading.Thread(target=_prepare, args=(sandbox,), name="sandbox", daemon=True).start()
 
     import anyio
 
@@ -350,6 +377,7 @@ def _serve(config: Config) -> int:
         spill_dir=config.spill_dir,
         processes=processes,
         session_id=f"{os.getpid()}",
+        sandbox=sandbox if sandbox is not None and sandbox.active else None,
     )
     gate = _gate(config, permission_settings, session)
     daemon = Daemon(
@@ -372,6 +400,8 @@ def _serve(config: Config) -> int:
         fds.restore()
         if journal is not None:
             journal.close()
+        if sandbox is not None:
+            sandbox.close()
 
 
 def _external_tools(
@@ -381,6 +411,20 @@ def _external_tools(
     after it; None (exit 2) for a file that cannot be used. Only cheap checks happen here:
     JSON Schemas are checked after ``ready`` (jsonschema is slow to import)."""
     host = None
+    if config.host_builtins:
+        from .tools.host import HostBridge, delegated_tool
+
+        host = HostBridge()
+        for name in config.host_builtins:
+            delegated = delegated_tool(name, host)
+            if delegated is None:
+                sys.stderr.write(
+                    f"stdio-executor: --host-builtins: Claude Code has no tool {name!r}\n"
+                )
+                return None
+            if registry.spec_of(delegated.spec.name) is not None:
+                registry.remove(delegated.spec.name)
+            registry.add(delegated.spec, delegated)
     if config.host_tool_files:
         from .tools.catalog import builtin_specs
         from .tools.host import (
@@ -399,7 +443,7 @@ def _external_tools(
             spec = registry.spec_of(name)
             return f"the tool {spec.name}" if spec is not None else None
 
-        host = HostBridge()
+        host = host or HostBridge()
         for path in config.host_tool_files:
             try:
                 definitions = load_definitions(path)
@@ -434,8 +478,9 @@ def _external_tools(
     return host, list(servers.values())
 
 
-def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
+def _ready_line(config: Config, registry: ToolRegistry, sandbox: Sandbox | None) -> bytes:
     from .protocol import PROTOCOL_VERSION, Limits, Ready, ToolDefinition, ToolInfo, encode_event
+    from .protocol.messages import SandboxInfo
 
     specs = registry.specs
     ready = Ready(
@@ -462,6 +507,18 @@ def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
             max_line_bytes=config.max_line_bytes,
             max_concurrency=config.max_concurrency,
             result_order=config.result_order,
+        ),
+        sandbox=None
+        if sandbox is None
+        else SandboxInfo(
+            enabled=sandbox.status.enabled,
+            mechanism=sandbox.status.mechanism,  # type: ignore[arg-type]
+            network=sandbox.status.network,  # type: ignore[arg-type]
+            enforced=list(sandbox.status.enforced),
+            not_enforced=list(sandbox.status.not_enforced),
+            held_back=list(sandbox.status.held_back),
+            reason=sandbox.status.reason or None,
+            allowed_domains=list(sandbox.status.allowed_domains),
         ),
     )
     return encode_event(ready)
@@ -514,10 +571,44 @@ def _permission_settings(config: Config) -> Settings | None:
 
     try:
         return load_settings(
-            config.workspace, config.settings, ignore_case=case_insensitive(config.workspace)
+            config.workspace,
+            config.settings,
+            ignore_case=case_insensitive(config.workspace),
+            # Until the host trusts the workspace, its own files may only tighten the sandbox.
+            trust_workspace=getattr(config, "trust_workspace", False),
         )
     except SettingsError as exc:
         sys.stderr.write(f"stdio-executor: bad settings: {exc}\n")
+        raise _BadSettings from None
+
+
+def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
+    """The session's sandbox, decided before ``ready`` (which says what it enforces). A
+    sandbox that is required and unavailable, or bad ``sandbox`` settings: exit 2."""
+    if config.sandbox == "off" and settings is None:
+        return None  # nothing to import, nothing to probe
+    from .sandbox.plan import StartupError, build_sandbox
+    from .sandbox.settings import SandboxSettingsError, sandbox_settings
+
+    try:
+        wanted = sandbox_settings(
+            settings.sources if settings is not None else (), workspace=config.workspace
+        )
+        disabled = [m for m in os.environ.get("STDIO_EXECUTOR_SANDBOX_DISABLE", "").split(",") if m]
+        return build_sandbox(
+            wanted,
+            mode=config.sandbox,
+            workspace=config.workspace,
+            spill_dir=config.spill_dir,
+            additional_directories=settings.additional_directories if settings else (),
+            deny_rules=settings.deny if settings else (),
+            disabled=disabled,
+        )
+    except SandboxSettingsError as exc:
+        sys.stderr.write(f"stdio-executor: bad settings: {exc}\n")
+        raise _BadSettings from None
+    except StartupError as exc:
+        sys.stderr.write(f"stdio-executor: {exc}\n")
         raise _BadSettings from None
 
 
@@ -538,6 +629,7 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         session_id=session.session_id,
         processes=session.processes,
         ignore_case=case_insensitive(config.workspace),
+        sandbox=session.sandbox,
     )
     threading.Thread(target=gate.warm, name="warm-permissions", daemon=True).start()
     return gate
@@ -549,6 +641,13 @@ def _warm(registry: ToolRegistry) -> None:
         from .tools import inputs, validation  # noqa: F401
     except Exception:  # pragma: no cover - the first real call reports the problem
         log.debug("warm-up failed", exc_info=True)
+
+
+def _prepare(sandbox: Sandbox) -> None:
+    try:
+        sandbox.prepare()
+    except OSError as exc:
+        log.warning("%s; sandboxed Bash calls will fail", exc)
 
 
 def _parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:

@@ -32,9 +32,9 @@ from the sandbox; ``None`` means no sandbox, only containment. A plan adds:
 
 - ``unshare_flags``: ``CLONE_NEW*`` bits OR-ed into the namespaces the call's init is
   created in (``clone(2)``; ours is ``CLONE_NEWPID`` where allowed). Everything the command
-  starts is inside them. With ``CLONE_NEWUSER`` among them, the init writes the one-line
-  uid/gid maps (the daemon's own ids mapped to themselves, ``setgroups`` denied) before
-  anything else, so the command keeps the user's identity.
+  starts is inside them. With ``CLONE_NEWUSER`` among them, the spawner writes the one-line
+  uid/gid maps (the daemon's own ids mapped to themselves, ``setgroups`` denied) before the
+  init goes on, so the command keeps the user's identity.
 - ``pre_exec(*pre_exec_args)``: runs in the call's init, inside the new namespaces, after
   ``setsid`` and ``chdir``, immediately before the init starts the command; so what it sets
   must be inherited across fork and exec (a Landlock domain, mounts, ``NO_NEW_PRIVS``,
