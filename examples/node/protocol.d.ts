@@ -49,7 +49,7 @@ export interface ErrorEvent {
   tool_use_id: string | null;
 }
 
-export type Event = Ready | ToolStarted | Progress | ToolResult | Drained | Discarded | Interrupted | ErrorEvent | PermissionRequest | PermissionCancelled | ToolCall | ToolCancel | ToolsChanged | JournalRecovered;
+export type Event = Ready | ToolStarted | Progress | ToolResult | Drained | Discarded | Interrupted | ErrorEvent | PermissionRequest | PermissionCancelled | ToolCall | ToolCancel | ToolsChanged | JournalRecovered | Todos;
 
 /** A tool the host implements: an API tool definition plus scheduling facts. */
 export interface HostToolDefinition {
@@ -163,6 +163,33 @@ export interface ResultMeta {
   truncated: boolean;
   output_path: string | null;
   output_bytes: number | null;
+}
+
+/**
+ * One task of the model's list, in the shape the model sent it: `activeForm` (Claude
+ * Code 1.0.9x on) or `id` and `priority` (before); absent fields are left out.
+ */
+export interface TodoItem {
+  content: string;
+  status: "completed" | "in_progress" | "pending";
+  activeForm: string | null;
+  id: string | null;
+  priority: "high" | "low" | "medium" | null;
+}
+
+/**
+ * The model replaced its task list (a `TodoWrite` call), for the host to show.
+ *
+ * Written as soon as the call runs, before its `tool_result`. `todos` is the whole new
+ * list as the model sent it; `previous` the session's list before the call. As in Claude
+ * Code, a list whose tasks are all completed is then forgotten: the next call's
+ * `previous` is empty.
+ */
+export interface Todos {
+  type: "todos";
+  tool_use_id: string;
+  todos: TodoItem[];
+  previous: TodoItem[];
 }
 
 /** Run a host tool now: answer with `tool_progress` (any number) and `tool_output`. */

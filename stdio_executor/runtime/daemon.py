@@ -525,6 +525,7 @@ class Daemon:
             cwd=cwd,
             session=self.session,
             progress=self._progress_sink(turn, tool_use_id),
+            notify=self._notify_sink(turn, tool_use_id),
         )
         call = CallInfo(tool_use_id, tool, raw, value, turn, cwd, self.core.turn_tool_ids)
         started = time.monotonic()
@@ -641,6 +642,14 @@ class Daemon:
                 self.wire.kick()
 
         return progress
+
+    def _notify_sink(self, turn: int, tool_use_id: str) -> Callable[[Event], None]:
+        def notify(event: Event) -> None:
+            if self.core.turn == turn and self.core.is_live(tool_use_id):
+                self._emit(event)
+                self.wire.kick()
+
+        return notify
 
     def _emit_result(self, action: EmitResult) -> None:
         outcome = action.outcome

@@ -21,7 +21,12 @@ __all__ = [
     "EditInput",
     "GlobInput",
     "GrepInput",
+    "LSInput",
+    "MultiEditInput",
+    "NotebookEditInput",
     "ReadInput",
+    "TodoWriteInput",
+    "WebFetchInput",
     "WriteInput",
 ]
 
@@ -174,6 +179,83 @@ class GrepInput(_Input):
     )
 
 
+class MultiEditEntry(_Input):
+    old_string: str = Field(description="The text to replace")
+    new_string: str = Field(description="The text to replace it with")
+    replace_all: bool = Field(
+        default=False, description="Replace all occurrences of old_string (default false)."
+    )
+
+
+class MultiEditInput(_Input):
+    file_path: str = Field(description="The absolute path to the file to modify")
+    edits: list[MultiEditEntry] = Field(
+        min_length=1,
+        description="Array of edit operations to perform sequentially on the file",
+    )
+
+
+class NotebookEditInput(_Input):
+    notebook_path: str = Field(
+        description=(
+            "The absolute path to the Jupyter notebook file to edit (must be absolute, not "
+            "relative)"
+        )
+    )
+    cell_id: str | None = Field(
+        default=None,
+        description=(
+            "The ID of the cell to edit. When inserting a new cell, the new cell will be "
+            "inserted after the cell with this ID, or at the beginning if not specified."
+        ),
+    )
+    new_source: str = Field(description="The new source for the cell")
+    cell_type: Literal["code", "markdown"] | None = Field(
+        default=None,
+        description=(
+            "The type of the cell (code or markdown). If not specified, it defaults to the "
+            "current cell type. If using edit_mode=insert, this is required."
+        ),
+    )
+    edit_mode: Literal["replace", "insert", "delete"] | None = Field(
+        default=None,
+        description="The type of edit to make (replace, insert, delete). Defaults to replace.",
+    )
+
+
+class LSInput(_Input):
+    path: str = Field(
+        description="The absolute path to the directory to list (must be absolute, not relative)"
+    )
+    ignore: list[str] | None = Field(default=None, description="List of glob patterns to ignore")
+
+
+class TodoItem(_Input):
+    content: str = Field(min_length=1, description="The task, in the imperative form")
+    status: Literal["pending", "in_progress", "completed"]
+    activeForm: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The task in the present continuous form (e.g. Running tests)",
+    )
+    # The item shape of Claude Code up to 1.0.8x: an id and a priority, no activeForm.
+    id: str | None = Field(default=None, description="The item's id (older clients)")
+    priority: Literal["high", "medium", "low"] | None = Field(
+        default=None, description="The item's priority (older clients)"
+    )
+
+
+class TodoWriteInput(_Input):
+    todos: list[TodoItem] = Field(description="The updated todo list")
+
+
+class WebFetchInput(_Input):
+    url: str = Field(
+        json_schema_extra={"format": "uri"}, description="The URL to fetch content from"
+    )
+    prompt: str = Field(description="The prompt to run on the fetched content")
+
+
 MODELS: dict[str, type[_Input]] = {
     "Bash": BashInput,
     "Read": ReadInput,
@@ -181,4 +263,9 @@ MODELS: dict[str, type[_Input]] = {
     "Edit": EditInput,
     "Glob": GlobInput,
     "Grep": GrepInput,
+    "MultiEdit": MultiEditInput,
+    "NotebookEdit": NotebookEditInput,
+    "LS": LSInput,
+    "TodoWrite": TodoWriteInput,
+    "WebFetch": WebFetchInput,
 }

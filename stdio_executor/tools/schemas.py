@@ -33,11 +33,16 @@ def generate() -> dict[str, dict[str, Any]]:
     return {name: _clean(model.model_json_schema(by_alias=True)) for name, model in MODELS.items()}
 
 
-def _clean(schema: dict[str, Any]) -> dict[str, Any]:
-    """API-style schema: no pydantic titles, nullable optionals shown as their plain type."""
+def _clean(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """API-style schema: no pydantic titles, nullable optionals shown as their plain type,
+    nested models written in place (no ``$defs``)."""
+    defs = schema.get("$defs", {}) if defs is None else defs
     props: dict[str, Any] = {}
     for name, prop in schema.get("properties", {}).items():
         prop = {k: v for k, v in prop.items() if k != "title"}
+        items = prop.get("items")
+        if isinstance(items, dict) and "$ref" in items:
+            prop["items"] = _clean(defs[items["$ref"].rsplit("/", 1)[-1]], defs)
         any_of = prop.pop("anyOf", None)
         if any_of is not None:
             kinds = [p for p in any_of if p.get("type") != "null"]

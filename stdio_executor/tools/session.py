@@ -1,8 +1,8 @@
 """State that outlives one tool call and belongs to the daemon's session.
 
 Owns: the workspace root, where oversized results are spilled, the registry of child
-process groups, and what Read has seen (Write and Edit refuse to clobber a file the model
-has not read, or that changed on disk since).
+process groups, what Read has seen (Write and Edit refuse to clobber a file the model
+has not read, or that changed on disk since), and the model's task list (TodoWrite).
 Must not: hold per-turn scheduling state (that is the core's).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..processes import ProcessRegistry
 
@@ -36,6 +37,8 @@ class Session:
     read_files: dict[str, FileStamp] = field(default_factory=dict)
     # Commands started with run_in_background; kept so they are reaped, not garbage.
     background: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    # The task list of the last TodoWrite (its items as sent), replaced whole by each call.
+    todos: list[dict[str, Any]] = field(default_factory=list)
     _spill_ready: bool = False
     _spill_count: int = 0
 
