@@ -16,8 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from ..protocol.messages import TodoItem, Todos
 from .base import InputError, Tool, ToolContext, ToolOutcome
+from .inputs import UNSET, TodoWriteInput, parse
+from .validation import Problems
 
 __all__ = ["RESULT", "TodoWriteTool"]
 
@@ -34,22 +38,20 @@ class _TodoCall:
 
 class TodoWriteTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _TodoCall:
-        from .inputs import TodoWriteInput
-        from .validation import validate_model
-
-        value = validate_model(self.spec.name, TodoWriteInput, raw)
-        items = []
-        for i, item in enumerate(value.todos):
-            if item.activeForm is None and item.id is None:
-                raise InputError(
-                    "<tool_use_error>InputValidationError: TodoWrite failed due to the "
-                    f"following issue:\n- `todos.{i}.activeForm`: this required parameter is "
-                    "missing</tool_use_error>"
-                )
-            items.append(
-                {k: v for k, v in item.model_dump().items() if v is not None}  # as sent
-            )
-        return _TodoCall(tuple(items))
+        value = parse(self.spec.name, TodoWriteInput, raw)
+        # Either shape is whole: activeForm (1.0.9x on) or id (up to 1.0.8x).
+        missing = [
+            f"todos[{i}].activeForm"
+            for i, item in enumerate(value.todos)
+            if item.activeForm is UNSET and item.id is UNSET
+        ]
+        if missing:
+            raise InputError(Problems(missing=missing).message(self.spec.name))
+        items = tuple(
+            {k: v for k, v in msgspec.structs.asdict(item).items() if v is not UNSET}
+            for item in value.todos
+        )
+        return _TodoCall(items)
 
     def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
         call: _TodoCall = value

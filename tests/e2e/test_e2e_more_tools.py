@@ -161,7 +161,7 @@ def test_todowrite_sends_the_list_before_its_result_in_both_shapes(tmp_path: Pat
         assert d.of_type(Todos)[-1].previous == []
         missing = call(d, "t4", "TodoWrite", {"todos": [{"content": "x", "status": "pending"}]})
         assert missing.meta.status == "invalid_input"
-        assert "`todos.0.activeForm`: this required parameter is missing" in str(missing.content)
+        assert "The required parameter `todos[0].activeForm` is missing" in str(missing.content)
 
 
 def msg_dict(item: Any) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ..base import Tool, ToolContext, ToolOutcome, ToolSpec
+from ..inputs import UNSET, LSInput, parse
 from .results import Check, finish, input_error, missing_path, tool_error
 
 __all__ = ["MAX_ENTRIES", "LSTool"]
@@ -51,13 +52,10 @@ class _LSCall:
 
 class LSTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _LSCall:
-        from ..inputs import LSInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, LSInput, raw)
+        value = parse(self.spec.name, LSInput, raw)
         if not value.path:
             raise input_error(self.spec.name, "path", "must not be empty")
-        return _LSCall(value.path, tuple(value.ignore or ()))
+        return _LSCall(value.path, () if value.ignore is UNSET else tuple(value.ignore))
 
     def describe(self, value: Any) -> str:
         call: _LSCall = value

@@ -25,6 +25,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ..base import InputError, Tool, ToolContext, ToolOutcome
+from ..inputs import MultiEditInput, parse
 from ..session import Session
 from .read import INLINE_MAX_BYTES
 from .results import Check, input_error, missing_path, no_check, tool_error
@@ -55,10 +56,7 @@ class _MultiEditCall:
 
 class MultiEditTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _MultiEditCall:
-        from ..inputs import MultiEditInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, MultiEditInput, raw)
+        value = parse(self.spec.name, MultiEditInput, raw)
         if not value.file_path:
             raise input_error(self.spec.name, "file_path", "must not be empty")
         for i, edit in enumerate(value.edits):

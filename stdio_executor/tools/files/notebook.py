@@ -25,6 +25,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ..base import InputError, Tool, ToolContext, ToolOutcome
+from ..inputs import UNSET, NotebookEditInput, parse
 from ..session import Session
 from .multiedit import atomic_write
 from .results import Check, input_error, tool_error
@@ -47,26 +48,23 @@ class _NotebookCall:
 
 class NotebookEditTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _NotebookCall:
-        from ..inputs import NotebookEditInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, NotebookEditInput, raw)
+        value = parse(self.spec.name, NotebookEditInput, raw)
         if not value.notebook_path:
             raise input_error(self.spec.name, "notebook_path", "must not be empty")
-        mode = value.edit_mode or "replace"
-        if mode == "insert" and value.cell_type is None:
+        mode = "replace" if value.edit_mode is UNSET else value.edit_mode
+        cell_id = None if value.cell_id is UNSET else value.cell_id or None
+        cell_type = None if value.cell_type is UNSET else value.cell_type
+        if mode == "insert" and cell_type is None:
             raise InputError(
                 "<tool_use_error>Cell type is required when using edit_mode=insert."
                 "</tool_use_error>"
             )
-        if mode != "insert" and not value.cell_id:
+        if mode != "insert" and cell_id is None:
             raise InputError(
                 "<tool_use_error>Cell ID must be specified when not inserting a new cell."
                 "</tool_use_error>"
             )
-        return _NotebookCall(
-            value.notebook_path, value.cell_id or None, value.new_source, value.cell_type, mode
-        )
+        return _NotebookCall(value.notebook_path, cell_id, value.new_source, cell_type, mode)
 
     def describe(self, value: Any) -> str:
         call: _NotebookCall = value

@@ -32,6 +32,7 @@ import anyio.to_thread
 
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..files.results import finish, tool_error
+from ..inputs import WebFetchInput, parse
 
 if TYPE_CHECKING:
     import httpx2
@@ -59,10 +60,7 @@ class _FetchCall:
 
 class WebFetchTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _FetchCall:
-        from ..inputs import WebFetchInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, WebFetchInput, raw)
+        value = parse(self.spec.name, WebFetchInput, raw)
         problem, parts = _check_url(value.url)
         if problem is not None or parts is None:
             raise InputError(
