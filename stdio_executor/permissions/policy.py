@@ -235,6 +235,9 @@ class Policy:
                 f"Permission to use {facts.name} has been denied: no rule allows it, and "
                 "dontAsk mode denies whatever no rule allows.",
             )
+        if facts.rule_content is not None:  # WebFetch: what an allow rule would have to name
+            needs = f"{facts.name} needs permission for {facts.rule_content}"
+            return Decision("ask", f"{self.mode} mode: {needs}")
         what = "the command" if facts.name == "Bash" else facts.name
         return Decision("ask", f"{self.mode} mode: {what} is not read-only")
 
