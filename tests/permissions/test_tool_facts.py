@@ -32,6 +32,7 @@ def _cell(path: str) -> dict[str, Any]:
 
 _TODOS = {"todos": [{"content": "t", "status": "pending", "activeForm": "t-ing"}]}
 _PAGE = {"url": "https://docs.example.com/a", "prompt": "p"}
+_DOCS = "WebFetch(domain:docs.example.com)"
 
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, str]] = [
     # tool, input, permissions, mode, expected decision
@@ -57,15 +58,13 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], str, str]] = [
     ("WebFetch", _PAGE, {}, "default", "ask"),
     ("WebFetch", _PAGE, {}, "dontAsk", "deny"),
     ("WebFetch", _PAGE, {}, "bypassPermissions", "allow"),
-    ("WebFetch", _PAGE, {"allow": ["WebFetch(domain:docs.example.com)"]}, "default", "allow"),
+    ("WebFetch", _PAGE, {"allow": [_DOCS]}, "default", "allow"),
     ("WebFetch", _PAGE, {"allow": ["WebFetch(domain:example.com)"]}, "default", "ask"),
     ("WebFetch", _PAGE, {"allow": ["WebFetch(domain:*)"]}, "default", "ask"),
     ("WebFetch", _PAGE, {"allow": ["WebFetch"]}, "default", "allow"),
-    ("WebFetch", _PAGE, {"deny": ["WebFetch(domain:docs.example.com)"]}, "bypassPermissions",
-     "deny"),  # fmt: skip
+    ("WebFetch", _PAGE, {"deny": [_DOCS]}, "bypassPermissions", "deny"),
     ("WebFetch", _PAGE, {"deny": ["WebFetch(domain:other.org)"]}, "bypassPermissions", "allow"),
-    ("WebFetch", _PAGE, {"ask": ["WebFetch(domain:docs.example.com)"]}, "bypassPermissions",
-     "ask"),  # fmt: skip
+    ("WebFetch", _PAGE, {"ask": [_DOCS]}, "bypassPermissions", "ask"),
 ]
 
 
