@@ -1,19 +1,20 @@
 """State that outlives one tool call and belongs to the daemon's session.
 
 Owns: the workspace root, where oversized results are spilled, the registry of child
-process groups, what Read has seen (Write and Edit refuse to clobber a file the model
-has not read, or that changed on disk since), and the model's task list (TodoWrite).
+process groups, the background jobs (``background.JobRegistry``), what Read has seen
+(Write and Edit refuse to clobber a file the model has not read, or that changed on disk
+since), and the model's task list (TodoWrite).
 Must not: hold per-turn scheduling state (that is the core's).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..processes import ProcessRegistry
+from .background import JobRegistry
 
 __all__ = ["FileStamp", "Session"]
 
@@ -35,12 +36,15 @@ class Session:
     processes: ProcessRegistry
     session_id: str = ""
     read_files: dict[str, FileStamp] = field(default_factory=dict)
-    # Commands started with run_in_background; kept so they are reaped, not garbage.
-    background: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    # Commands started with run_in_background (BashOutput, KillShell... find them here).
+    jobs: JobRegistry = field(init=False)
     # The task list of the last TodoWrite (its items as sent), replaced whole by each call.
     todos: list[dict[str, Any]] = field(default_factory=list)
     _spill_ready: bool = False
     _spill_count: int = 0
+
+    def __post_init__(self) -> None:
+        self.jobs = JobRegistry(self.processes)
 
     def spill_path(self, tool_use_id: str, suffix: str = ".txt") -> str:
         """A fresh file name for this call's output: unique even when ids repeat or collide
