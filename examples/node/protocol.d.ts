@@ -186,6 +186,7 @@ export interface Ready {
   tools: ToolDefinition[];
   tool_info: { [key: string]: ToolInfo };
   limits: Limits;
+  sandbox: SandboxInfo | null;
 }
 
 export interface RegisterTool {
@@ -203,6 +204,18 @@ export interface ResultMeta {
   truncated: boolean;
   output_path: string | null;
   output_bytes: number | null;
+}
+
+/** Whether Bash runs in an OS sandbox, by what, and what it does and does not cover. */
+export interface SandboxInfo {
+  enabled: boolean;
+  mechanism: "landlock" | "landlock+namespaces" | "none";
+  network: "blocked" | "proxy" | "unrestricted";
+  enforced: string[];
+  not_enforced: string[];
+  held_back: string[];
+  reason: string | null;
+  allowed_domains: string[];
 }
 
 /**
