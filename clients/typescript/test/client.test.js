@@ -155,12 +155,16 @@ test("interrupt cancels what allows it and aborts a host tool's signal", TIMEOUT
   /** @type {(reason: unknown) => void} */
   let aborted = () => {};
   const abortSeen = new Promise((resolve) => (aborted = resolve));
+  /** @type {(value: unknown) => void} */
+  let entered = () => {};
+  const handlerEntered = new Promise((resolve) => (entered = resolve));
   const client = await start({
     tools: [
       {
         definition: { name: "wait", input_schema: { type: "object" }, read_only: true, interrupt_behavior: "cancel" },
         handler: (input, call) =>
           new Promise((_, reject) => {
+            entered(call.toolUseId);
             call.signal.addEventListener("abort", () => {
               aborted(call.toolUseId);
               reject(new Error("cancelled"));
@@ -173,6 +177,7 @@ test("interrupt cancels what allows it and aborts a host tool's signal", TIMEOUT
   await client.addTool(bash("sleep", "sleep 30"));
   await client.addTool({ id: "wait", name: "wait", input: {} });
   await running;
+  await handlerEntered; // both run: the interrupt has something to cancel in each
   const interrupted = await client.interrupt();
   assert.deepEqual([...interrupted.tool_use_ids].sort(), ["sleep", "wait"]);
   assert.equal(await abortSeen, "wait");
