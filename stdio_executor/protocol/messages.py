@@ -30,8 +30,13 @@ __all__ = [
     "HostToolDefinition",
     "Interrupt",
     "Interrupted",
+    "JobExited",
+    "JobInfo",
+    "JobStarted",
+    "Jobs",
     "JournalRecovered",
     "Limits",
+    "ListJobs",
     "PermissionCancelled",
     "PermissionRequest",
     "PermissionResponse",
@@ -183,6 +188,12 @@ class ToolOutput(_Message, tag="tool_output", frozen=True, kw_only=True):
     is_error: bool = False
 
 
+class ListJobs(_Message, tag="list_jobs", frozen=True, kw_only=True):
+    """Ask for the background jobs (``run_in_background``), answered by ``jobs``."""
+
+    request_id: str | None = None
+
+
 Command = (
     AddTool
     | Interrupt
@@ -193,6 +204,7 @@ Command = (
     | UnregisterTool
     | ToolProgressCommand
     | ToolOutput
+    | ListJobs
 )
 
 # ----------------------------------------------------------------------------- events
@@ -350,6 +362,42 @@ class JournalRecovered(_Message, tag="journal_recovered", frozen=True, kw_only=T
     unfinished: list[UnfinishedTool]
 
 
+class JobInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A background job: a Bash call with ``run_in_background``, running or finished."""
+
+    job_id: str
+    tool_use_id: str
+    command: str
+    description: str
+    status: Literal["running", "completed", "failed", "killed"]
+    exit_code: int | None
+    pid: int
+    output_path: str
+    output_bytes: int
+    # Output the model has not read yet with BashOutput/TaskOutput.
+    unread_bytes: int
+    started_at: float  # Unix time
+
+
+class JobStarted(_Message, tag="job_started", frozen=True, kw_only=True):
+    """A Bash call started a background job (its result names ``job_id`` to the model)."""
+
+    job: JobInfo
+
+
+class JobExited(_Message, tag="job_exited", frozen=True, kw_only=True):
+    """A background job's shell exited (of itself, or stopped by KillShell/TaskStop)."""
+
+    job: JobInfo
+
+
+class Jobs(_Message, tag="jobs", frozen=True, kw_only=True):
+    """The answer to ``list_jobs``: every job of the session, oldest first."""
+
+    jobs: list[JobInfo]
+    request_id: str | None = None
+
+
 class ErrorEvent(_Message, tag="error", frozen=True, kw_only=True):
     code: ErrorCode
     message: str
@@ -373,4 +421,7 @@ Event = (
     | ToolCancel
     | ToolsChanged
     | JournalRecovered
+    | JobStarted
+    | JobExited
+    | Jobs
 )

@@ -71,3 +71,9 @@ def test_the_version_history_names_the_current_protocol_version() -> None:
     versions = [int(v) for v in re.findall(r"^\| (\d+) \|", history, re.MULTILINE)]
     assert versions and max(versions) == PROTOCOL_VERSION == SCHEMA["x-protocol-version"]
     assert SCHEMA["$id"].endswith(f"/v{PROTOCOL_VERSION}.json")
+
+
+def test_the_version_history_names_every_command_and_event() -> None:
+    history = (PROTOCOL_DIR / "README.md").read_text().split("## Version history", 1)[1]
+    missing = {tag for tag in _tags("Command") | _tags("Event") if f"`{tag}`" not in history}
+    assert not missing, f"protocol/README.md's version history does not mention {missing}"

@@ -41,7 +41,10 @@ import { createInterface } from "node:readline";
 /** The protocol version this client speaks; `ready.protocol_version` must equal it. */
 export const PROTOCOL_VERSION = 1;
 
-/** The event types of this protocol version; a newer daemon's other events are skipped. */
+/**
+ * The event types of this protocol version (tests/clients/test_typescript.py keeps the list
+ * equal to the schema's); a newer daemon's other events are skipped.
+ */
 const KNOWN_EVENTS = new Set([
   "ready",
   "tool_started",
@@ -57,6 +60,9 @@ const KNOWN_EVENTS = new Set([
   "tool_cancel",
   "tools_changed",
   "journal_recovered",
+  "job_started",
+  "job_exited",
+  "jobs",
 ]);
 
 /** The daemon refused a request (an `error` event, in `.event`), or it is gone. */

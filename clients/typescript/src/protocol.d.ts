@@ -1,6 +1,6 @@
 // Generated from protocol/schema.json (protocol version 1) by
 // clients/typescript/scripts/generate.mjs. Do not edit by hand: run `npm run generate`.
-// schema.json sha256: 8c38fe00103c5cfa7a04e7b91fbd79ea006a89a257e4c989f93664aadac74043
+// schema.json sha256: f42aa6285dd5683e22c18052ca91ac9e9dd0b6f2489375c14540fcbb06c98056
 
 /**
  * NDJSON over stdio. Each line the host writes is a Command; each line the daemon writes is an Event. Both are tagged unions on `type`.
@@ -15,7 +15,8 @@ export type Command =
   | RegisterTool
   | UnregisterTool
   | ToolProgressCommand
-  | ToolOutput;
+  | ToolOutput
+  | ListJobs;
 export type Event =
   | Ready
   | ToolStarted
@@ -30,7 +31,10 @@ export type Event =
   | ToolCall
   | ToolCancel
   | ToolsChanged
-  | JournalRecovered;
+  | JournalRecovered
+  | JobStarted
+  | JobExited
+  | Jobs;
 
 /**
  * Schedule one tool call; it starts as soon as the concurrency rules allow.
@@ -135,6 +139,13 @@ export interface ToolOutput {
         [k: string]: unknown | undefined;
       }[];
   is_error?: boolean;
+}
+/**
+ * Ask for the background jobs (``run_in_background``), answered by ``jobs``.
+ */
+export interface ListJobs {
+  type: "list_jobs";
+  request_id?: string | null;
 }
 export interface Ready {
   type: "ready";
@@ -340,6 +351,44 @@ export interface UnfinishedTool {
     [k: string]: unknown | undefined;
   };
   turn: number | null;
+}
+/**
+ * A Bash call started a background job (its result names ``job_id`` to the model).
+ */
+export interface JobStarted {
+  type: "job_started";
+  job: JobInfo;
+}
+/**
+ * A background job: a Bash call with ``run_in_background``, running or finished.
+ */
+export interface JobInfo {
+  job_id: string;
+  tool_use_id: string;
+  command: string;
+  description: string;
+  status: "completed" | "failed" | "killed" | "running";
+  exit_code: number | null;
+  pid: number;
+  output_path: string;
+  output_bytes: number;
+  unread_bytes: number;
+  started_at: number;
+}
+/**
+ * A background job's shell exited (of itself, or stopped by KillShell/TaskStop).
+ */
+export interface JobExited {
+  type: "job_exited";
+  job: JobInfo;
+}
+/**
+ * The answer to ``list_jobs``: every job of the session, oldest first.
+ */
+export interface Jobs {
+  type: "jobs";
+  jobs: JobInfo[];
+  request_id: string | null;
 }
 
 /** The protocol version this file was generated for (`ready.protocol_version`). */
