@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .permissions.gate import Gate
     from .permissions.settings import Settings
+    from .sandbox.plan import Sandbox
     from .tools.catalog import ToolRegistry
     from .tools.host import HostBridge
     from .tools.mcp import McpServerConfig
@@ -71,6 +72,9 @@ environment:
   TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
                              (default /tmp)
   CLAUDE_PROJECT_DIR         set by the daemon for hooks: the workspace
+  STDIO_EXECUTOR_SANDBOX_DISABLE
+                             comma-separated sandbox mechanisms to treat as missing
+                             (landlock, userns), to test an unsupported system
 """
 
 _EPILOG = (
@@ -213,6 +217,14 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         help="never ask the host: what would be asked is denied (e.g. replaying fixtures)",
     )
     d.add_argument(
+        "--sandbox",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="run Bash in an OS sandbox (Linux: Landlock + namespaces; docs/sandbox.md). "
+        "auto: where the system supports it; on: fail start-up where it does not "
+        "(default: auto)",
+    )
+    d.add_argument(
         "--permission-timeout",
         type=_positive_seconds,
         default=None,
@@ -289,6 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         strict_mcp_config=args.strict_mcp_config,
         journal=args.journal,
         argv=tuple(args_list),
+        sandbox=args.sandbox,
     )
     return _serve(config)
 
@@ -307,7 +320,12 @@ def _serve(config: Config) -> int:
     if external is None:
         return EXIT_USAGE
     host, mcp_servers = external
-    first = [_ready_line(config, registry)]
+    try:
+        permission_settings = _permission_settings(config)
+        sandbox = _sandbox(config, permission_settings)
+    except _BadSettings:
+        return EXIT_USAGE
+    first = [_ready_line(config, registry, sandbox)]
     journal = None
     if config.journal:
         try:
@@ -319,10 +337,6 @@ def _serve(config: Config) -> int:
         for line in first:
             journal.record_out(line)
         journal.flush()
-    try:
-        permission_settings = _permission_settings(config)
-    except _BadSettings:
-        return EXIT_USAGE
     fds = claim_stdio()
     try:
         os.write(fds.output_fd, b"".join(first))
@@ -332,6 +346,9 @@ def _serve(config: Config) -> int:
     # Pay the tool modules' load while the host is still busy with
     # `ready`, not on the first tool call.
     threading.Thread(target=_warm, args=(registry,), name="warm-up", daemon=True).start()
+    if sandbox is not None and sandbox.active:
+        # The namespace holder and the proxy, off the first call's path.
+        threading.Thread(target=_prepare, args=(sandbox,), name="sandbox", daemon=True).start()
 
     import anyio
 
@@ -344,6 +361,7 @@ def _serve(config: Config) -> int:
         spill_dir=config.spill_dir,
         processes=ProcessRegistry(),
         session_id=f"{os.getpid()}",
+        sandbox=sandbox if sandbox is not None and sandbox.active else None,
     )
     gate = _gate(config, permission_settings, session)
     daemon = Daemon(
@@ -366,6 +384,8 @@ def _serve(config: Config) -> int:
         fds.restore()
         if journal is not None:
             journal.close()
+        if sandbox is not None:
+            sandbox.close()
 
 
 def _external_tools(
@@ -428,8 +448,9 @@ def _external_tools(
     return host, list(servers.values())
 
 
-def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
+def _ready_line(config: Config, registry: ToolRegistry, sandbox: Sandbox | None) -> bytes:
     from .protocol import PROTOCOL_VERSION, Limits, Ready, ToolDefinition, ToolInfo, encode_event
+    from .protocol.messages import SandboxInfo
 
     specs = registry.specs
     ready = Ready(
@@ -456,6 +477,18 @@ def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
             max_line_bytes=config.max_line_bytes,
             max_concurrency=config.max_concurrency,
             result_order=config.result_order,
+        ),
+        sandbox=None
+        if sandbox is None
+        else SandboxInfo(
+            enabled=sandbox.status.enabled,
+            mechanism=sandbox.status.mechanism,  # type: ignore[arg-type]
+            network=sandbox.status.network,  # type: ignore[arg-type]
+            enforced=list(sandbox.status.enforced),
+            not_enforced=list(sandbox.status.not_enforced),
+            held_back=list(sandbox.status.held_back),
+            reason=sandbox.status.reason or None,
+            allowed_domains=list(sandbox.status.allowed_domains),
         ),
     )
     return encode_event(ready)
@@ -508,10 +541,44 @@ def _permission_settings(config: Config) -> Settings | None:
 
     try:
         return load_settings(
-            config.workspace, config.settings, ignore_case=case_insensitive(config.workspace)
+            config.workspace,
+            config.settings,
+            ignore_case=case_insensitive(config.workspace),
+            # Until the host trusts the workspace, its own files may only tighten the sandbox.
+            trust_workspace=getattr(config, "trust_workspace", False),
         )
     except SettingsError as exc:
         sys.stderr.write(f"stdio-executor: bad settings: {exc}\n")
+        raise _BadSettings from None
+
+
+def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
+    """The session's sandbox, decided before ``ready`` (which says what it enforces). A
+    sandbox that is required and unavailable, or bad ``sandbox`` settings: exit 2."""
+    if config.sandbox == "off" and settings is None:
+        return None  # nothing to import, nothing to probe
+    from .sandbox.plan import StartupError, build_sandbox
+    from .sandbox.settings import SandboxSettingsError, sandbox_settings
+
+    try:
+        wanted = sandbox_settings(
+            settings.sources if settings is not None else (), workspace=config.workspace
+        )
+        disabled = [m for m in os.environ.get("STDIO_EXECUTOR_SANDBOX_DISABLE", "").split(",") if m]
+        return build_sandbox(
+            wanted,
+            mode=config.sandbox,
+            workspace=config.workspace,
+            spill_dir=config.spill_dir,
+            additional_directories=settings.additional_directories if settings else (),
+            deny_rules=settings.deny if settings else (),
+            disabled=disabled,
+        )
+    except SandboxSettingsError as exc:
+        sys.stderr.write(f"stdio-executor: bad settings: {exc}\n")
+        raise _BadSettings from None
+    except StartupError as exc:
+        sys.stderr.write(f"stdio-executor: {exc}\n")
         raise _BadSettings from None
 
 
@@ -532,6 +599,7 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         session_id=session.session_id,
         processes=session.processes,
         ignore_case=case_insensitive(config.workspace),
+        sandbox=session.sandbox,
     )
     threading.Thread(target=gate.warm, name="warm-permissions", daemon=True).start()
     return gate
@@ -543,6 +611,13 @@ def _warm(registry: ToolRegistry) -> None:
         from .tools import inputs, validation  # noqa: F401
     except Exception:  # pragma: no cover - the first real call reports the problem
         log.debug("warm-up failed", exc_info=True)
+
+
+def _prepare(sandbox: Sandbox) -> None:
+    try:
+        sandbox.prepare()
+    except OSError as exc:
+        log.warning("%s; sandboxed Bash calls will fail", exc)
 
 
 def _parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..hooks.config import DEFAULT_TIMEOUT_S, HookCommand, HookGroup, Hooks, compile_matcher
+from ..sandbox.settings import SettingsSource
 from .rules import Rule, RuleError, parse_rule
 
 __all__ = ["MODES", "Settings", "SettingsError", "load_settings", "project_dir"]
@@ -52,6 +53,8 @@ class Settings:
     additional_directories: tuple[str, ...] = ()  # absolute
     hooks: Hooks = field(default_factory=Hooks)
     files: tuple[str, ...] = ()  # every file that was read, in merge order
+    # Every file's decoded data and trust, for sections read elsewhere (``sandbox``).
+    sources: tuple[SettingsSource, ...] = ()
 
 
 def project_dir(settings_path: str) -> str:
@@ -75,7 +78,11 @@ def case_insensitive(directory: str) -> bool:
 
 
 def load_settings(
-    workspace: str, extra: Sequence[str] = (), *, ignore_case: bool = False
+    workspace: str,
+    extra: Sequence[str] = (),
+    *,
+    ignore_case: bool = False,
+    trust_workspace: bool = False,
 ) -> Settings:
     """Read and merge the workspace's settings and every ``--settings`` argument.
 
@@ -87,15 +94,18 @@ def load_settings(
         path = os.path.join(workspace, ".claude", name)
         if os.path.exists(path):
             merged.add(path, _read(path), project_dir(path), workspace, home, ignore_case)
+            merged.trusted.append(trust_workspace)
     for arg in extra:
         if arg.lstrip().startswith("{"):
             label = "--settings (inline JSON)"
             merged.add(label, _decode(label, arg), workspace, workspace, home, ignore_case)
+            merged.trusted.append(True)
         else:
             path = os.path.abspath(os.path.expanduser(arg))
             if not os.path.exists(path):
                 raise SettingsError(arg, "no such file (given with --settings)")
             merged.add(path, _read(path), project_dir(path), workspace, home, ignore_case)
+            merged.trusted.append(True)
     return merged.settings()
 
 
@@ -129,6 +139,8 @@ class _Merged:
         self.pre: list[HookGroup] = []
         self.post: list[HookGroup] = []
         self.files: list[str] = []
+        self.raw: list[tuple[str, Any, str]] = []
+        self.trusted: list[bool] = []
 
     def settings(self) -> Settings:
         return Settings(
@@ -139,6 +151,10 @@ class _Merged:
             tuple(dict.fromkeys(self.dirs)),
             Hooks(tuple(self.pre), tuple(self.post)),
             tuple(self.files),
+            tuple(
+                SettingsSource(label, data, base, trusted)
+                for (label, data, base), trusted in zip(self.raw, self.trusted, strict=True)
+            ),
         )
 
     def add(
@@ -153,6 +169,7 @@ class _Merged:
         if not isinstance(data, dict):
             raise SettingsError(path, f"must hold a JSON object, not {_kind(data)}")
         self.files.append(path)
+        self.raw.append((path, data, base_dir))
         permissions = data.get("permissions")
         if permissions is not None:
             if not isinstance(permissions, dict):

@@ -44,6 +44,7 @@ __all__ = [
     "Ready",
     "RegisterTool",
     "ResultMeta",
+    "SandboxInfo",
     "Status",
     "ToolCall",
     "ToolCancel",
@@ -234,6 +235,20 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     result_order: Literal["strict", "barrier"]
 
 
+class SandboxInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Whether Bash runs in an OS sandbox, by what, and what it does and does not cover."""
+
+    enabled: bool
+    mechanism: Literal["landlock+namespaces", "landlock", "none"]
+    network: Literal["blocked", "proxy", "unrestricted"]
+    enforced: list[str] = []
+    not_enforced: list[str] = []
+    # Relaxations an untrusted workspace file asked for and did not get ("FILE: key").
+    held_back: list[str] = []
+    reason: str | None = None  # why it is off (enabled false)
+    allowed_domains: list[str] = []
+
+
 class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     protocol_version: int
     version: str
@@ -241,6 +256,7 @@ class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     tools: list[ToolDefinition]
     tool_info: dict[str, ToolInfo]
     limits: Limits
+    sandbox: SandboxInfo | None = None
 
 
 class ToolStarted(_Message, tag="tool_started", frozen=True, kw_only=True):

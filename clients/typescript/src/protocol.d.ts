@@ -1,6 +1,6 @@
 // Generated from protocol/schema.json (protocol version 1) by
 // clients/typescript/scripts/generate.mjs. Do not edit by hand: run `npm run generate`.
-// schema.json sha256: f42aa6285dd5683e22c18052ca91ac9e9dd0b6f2489375c14540fcbb06c98056
+// schema.json sha256: c217a9df0f58fcc010898386ec50f4dd12c52d404cddaf3dc97853c1a04e260c
 
 /**
  * NDJSON over stdio. Each line the host writes is a Command; each line the daemon writes is an Event. Both are tagged unions on `type`.
@@ -157,6 +157,7 @@ export interface Ready {
     [k: string]: ToolInfo | undefined;
   };
   limits: Limits;
+  sandbox: SandboxInfo | null;
 }
 /**
  * A tool in the Anthropic Messages API shape: only API fields.
@@ -182,6 +183,19 @@ export interface Limits {
   max_line_bytes: number;
   max_concurrency: number;
   result_order: "barrier" | "strict";
+}
+/**
+ * Whether Bash runs in an OS sandbox, by what, and what it does and does not cover.
+ */
+export interface SandboxInfo {
+  enabled: boolean;
+  mechanism: "landlock" | "landlock+namespaces" | "none";
+  network: "blocked" | "proxy" | "unrestricted";
+  enforced: string[];
+  not_enforced: string[];
+  held_back: string[];
+  reason: string | null;
+  allowed_domains: string[];
 }
 export interface ToolStarted {
   type: "tool_started";
