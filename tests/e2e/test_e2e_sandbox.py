@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_harness import REPO_ROOT, DaemonProcess, run_daemon, tool_use
+from daemon_harness import REPO_ROOT, DaemonProcess, run_daemon, tool_use, wait_until
 
 from stdio_executor.protocol import PermissionRequest, Ready
 from stdio_executor.sandbox.kernel import probe
@@ -401,3 +401,35 @@ def test_landlock_alone_confines_writes_and_says_the_network_is_open(
         assert any("network" in n for n in info.not_enforced)
         bash(d, "w", f"echo x > {outside}/f; echo y > g")
     assert not (outside / "f").exists() and (tmp_path / "g").exists()
+
+
+def test_additional_directories_and_allow_write_are_writable(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    extra, allowed, other = (tmp_path_factory.mktemp(n) for n in ("extra", "allowed", "other"))
+    config = json.dumps(
+        {
+            "permissions": {
+                "defaultMode": "bypassPermissions",
+                "additionalDirectories": [str(extra)],
+            },
+            "sandbox": {"filesystem": {"allowWrite": [f"/{allowed}"]}},
+        }
+    )
+    with run_daemon(tmp_path, "--settings", config) as d:
+        bash(d, "w", f"touch {extra}/a {allowed}/b {other}/c; true")
+    assert (extra / "a").exists() and (allowed / "b").exists()
+    assert not (other / "c").exists()
+
+
+def test_background_bash_runs_in_the_sandbox_too(tmp_path: Path, outside: Path) -> None:
+    with run_daemon(tmp_path) as d:
+        out, is_error = bash(
+            d,
+            "bg",
+            f"echo x > {outside}/bg.txt; echo y > inside-bg.txt",
+            run_in_background=True,
+        )
+        assert not is_error, out
+        assert wait_until(lambda: (tmp_path / "inside-bg.txt").exists(), timeout=10)
+    assert not (outside / "bg.txt").exists()
