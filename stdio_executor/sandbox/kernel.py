@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 __all__ = [
+    "CLONE_NEWNS",
     "FS_READ",
     "FS_WRITE_DIR",
     "FS_WRITE_FILE",
@@ -316,6 +317,7 @@ def unix_socket_filter() -> bytes | None:
 # a user namespace (so the rest needs no privilege, and capabilities end at its border),
 # a network namespace holding only a loopback interface, a mount namespace for the masks.
 UNSHARE_FLAGS = _CLONE_NEWUSER | _CLONE_NEWNET | _CLONE_NEWNS
+CLONE_NEWNS = _CLONE_NEWNS
 
 
 class Bind(NamedTuple):
@@ -357,14 +359,14 @@ def mount_flags(path: str) -> int:
     return sum(ms for st, ms in _ST_TO_MS if f & st)
 
 
-def unshare_and_enter(plan: ChildPlan) -> None:
+def unshare_and_enter(plan: ChildPlan, flags: int) -> None:
     """For a spawn that creates no namespaces itself (``preexec_fn``): make ours, map the
     user to itself, then ``enter``."""
     if not plan.isolated:
         enter(plan)
         return
     uid, gid = os.getuid(), os.getgid()
-    if _unshare(UNSHARE_FLAGS) != 0:
+    if _unshare(flags) != 0:
         _fail("unshare")
     for name, text in (
         ("setgroups", "deny"),

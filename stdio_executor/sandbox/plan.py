@@ -168,6 +168,14 @@ class Sandbox:
             token = os.urandom(16)
             plan = plan._replace(proxy=(built.proxy.control_path, built.proxy_port, token))
         flags = kernel.UNSHARE_FLAGS if self.userns else 0
+        # Only what exists gets mounted over; with nothing to mount, no mount namespace
+        # (its teardown is the dearest part of a call's set-up). A path created between
+        # this check and the spawn is covered from the next call on.
+        binds = tuple(b for b in plan.binds if os.path.lexists(b.target))
+        if len(binds) != len(plan.binds):
+            plan = plan._replace(binds=binds)
+        if not binds:
+            flags &= ~kernel.CLONE_NEWNS
         return Spawn(flags, kernel.enter, (plan,), built.env, token)
 
     def preexec(self, spawn: Spawn) -> Callable[[], None]:
@@ -175,9 +183,10 @@ class Sandbox:
         from .kernel import unshare_and_enter
 
         (plan,) = spawn.pre_exec_args
+        flags = spawn.unshare_flags
 
         def setup() -> None:  # runs in the child between fork and exec
-            unshare_and_enter(plan)
+            unshare_and_enter(plan, flags)
 
         return setup
 
