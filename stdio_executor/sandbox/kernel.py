@@ -18,9 +18,9 @@ import ctypes
 import errno
 import fcntl
 import os
-import platform
 import socket
 import struct
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -158,7 +158,7 @@ class KernelSupport:
 
 
 def _landlock_abi() -> int:
-    if platform.system() != "Linux":
+    if not sys.platform.startswith("linux"):
         return 0
     abi = _syscall(
         _SYS_LANDLOCK_CREATE_RULESET,
@@ -181,7 +181,7 @@ def probe(*, disabled: Sequence[str] = ()) -> KernelSupport:
     userns = False
     if "userns" in disabled:
         problems.append("user namespaces are disabled")
-    elif platform.system() == "Linux":
+    elif sys.platform.startswith("linux"):
         userns = _can_unshare_user()
         if not userns:
             problems.append("this system does not allow unprivileged user namespaces")
@@ -284,7 +284,7 @@ def unix_socket_filter() -> bytes | None:
     does on Linux unless ``allowAllUnixSockets``: a network namespace does not separate
     path-named sockets (``/var/run/docker.sock``), and Landlock does not check ``connect``.
     32-bit ``socket``/``socketcall`` on x86_64 are refused too. None on other machines."""
-    machine = platform.machine()
+    machine = os.uname().machine
     if machine not in _AUDIT_ARCH:
         return None
     nr = _NR_SOCKET[machine]

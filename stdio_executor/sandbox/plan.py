@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import logging
 import os
-import platform
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -311,8 +311,8 @@ def build_sandbox(
         )
     if mode == "on" and settings.enabled is False:
         wanted = True  # the host's flag wins over a settings file turning it off
-    if platform.system() != "Linux":
-        reason = f"no sandbox on {platform.system()} yet (only Linux: Landlock + namespaces)"
+    if not sys.platform.startswith("linux"):
+        reason = f"no sandbox on {os.uname().sysname} yet (only Linux: Landlock + namespaces)"
         return _unsupported(settings, workspace, reason, required)
     if not wanted:
         why = "--sandbox off" if mode == "off" else "sandbox.enabled is false in the settings"
