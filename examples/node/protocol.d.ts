@@ -209,7 +209,7 @@ export interface ResultMeta {
 /** Whether Bash runs in an OS sandbox, by what, and what it does and does not cover. */
 export interface SandboxInfo {
   enabled: boolean;
-  mechanism: "landlock" | "landlock+namespaces" | "none";
+  mechanism: "bubblewrap" | "landlock" | "landlock+namespaces" | "none";
   network: "blocked" | "proxy" | "unrestricted";
   enforced: string[];
   not_enforced: string[];
