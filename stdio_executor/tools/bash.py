@@ -90,6 +90,10 @@ class BashTool(Tool):
         call: _Call = value
         return call.command
 
+    def describe_raw(self, raw: Mapping[str, Any]) -> str:
+        command = raw.get("command", "")
+        return command if isinstance(command, str) else str(command)
+
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Call = value
         if call.background:
