@@ -419,11 +419,9 @@ def build_sandbox(
 
 
 def _which(name: str) -> str | None:
-    for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep):
-        path = os.path.join(d, name)
-        if d and os.access(path, os.X_OK) and not os.path.isdir(path):
-            return path
-    return None
+    import shutil  # only where Landlock is missing: not on the usual start-up path
+
+    return shutil.which(name)
 
 
 def _bubblewrap(
