@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from ..hooks.config import Hooks
 from ..processes import ProcessRegistry
 from ..protocol import ErrorEvent, PermissionResponse
@@ -232,7 +234,9 @@ class SettingsGate(Gate):
         if self.sandbox is None or name != "Bash" or decision.kind == "deny":
             return decision
         command = str(tool_input.get("command", ""))
-        disable = tool_input.get("dangerouslyDisableSandbox") is True
+        # Read as the Bash tool reads it: "true" (Claude Code's semanticBoolean) disables the
+        # sandbox too, so it must ask too.
+        disable = _as_bool(tool_input.get("dangerouslyDisableSandbox"))
         if disable:
             if not self.sandbox.settings.allow_unsandboxed:
                 return Decision(
@@ -318,3 +322,13 @@ def _append(content: str | list[dict[str, Any]], text: str) -> str | list[dict[s
     if isinstance(content, str):
         return f"{content}\n{text}" if content else text
     return [*content, {"type": "text", "text": text}]
+
+
+def _as_bool(value: Any) -> bool:
+    """A boolean input as ``tools.inputs.parse`` converts it (``"true"`` is true)."""
+    if value is None or isinstance(value, bool):
+        return value is True
+    try:
+        return bool(msgspec.convert(value, bool, strict=False))
+    except msgspec.ValidationError:
+        return False  # not a boolean at all: the input is refused before it can run

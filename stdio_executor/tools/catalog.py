@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .base import Tool, ToolSpec
 from .schemas import load as load_schemas
 
-__all__ = ["ToolRegistry", "builtin_specs"]
+__all__ = ["HOST_SERVED", "ToolRegistry", "builtin_specs", "delegable_spec", "implementation_of"]
 
 _BUILTINS: tuple[tuple[str, str, str, str, int, tuple[str, ...], str], ...] = (
     (
@@ -152,6 +152,69 @@ def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
 
 
 _IMPLEMENTATIONS = {name: impl for name, *_, impl in _BUILTINS}
+
+
+def implementation_of(name: str) -> str:
+    """Where a built-in's implementation lives (``module:Class``), to load it again after
+    a host gave back a built-in it had taken over."""
+    return _IMPLEMENTATIONS[name]
+
+
+# Claude Code's tools that need a model or a search service, which only a host has. The
+# daemon knows their inputs and scheduling facts; they are enabled only when a host says it
+# serves them (--host-builtins, or a register_tool naming only the tool), and are then
+# validated, permission-checked and scheduled like built-ins and run as host tools.
+_HOST_SERVED: tuple[tuple[str, str, str, str, int], ...] = (
+    (
+        "WebSearch",
+        "Searches the web and returns the results (titles, links and what the pages say) "
+        "for a query; allowed_domains / blocked_domains narrow them to, or keep them from, "
+        "some sites. For information newer than the model's training.",
+        "always",
+        "cancel",
+        100_000,
+    ),
+    (
+        "Task",
+        "Hands a self-contained task to a sub-agent of the given subagent_type, which works "
+        "on it with its own tools and context and answers once with a report. Several can "
+        "run at once. description: 3-5 words; prompt: everything the agent needs to know.",
+        "always",
+        "cancel",
+        100_000,
+    ),
+    (
+        "Agent",
+        "Starts a sub-agent (general-purpose unless subagent_type says otherwise) on a "
+        "self-contained task; it works with its own tools and context and answers once with "
+        "a report. Several can run at once; run_in_background returns at once instead.",
+        "always",
+        "cancel",
+        100_000,
+    ),
+)
+HOST_SERVED = frozenset(name for name, *_ in _HOST_SERVED)
+
+
+def delegable_spec(name: str) -> ToolSpec | None:
+    """The spec a host serves a built-in under: a host-served tool, or any built-in (by
+    name or alias) that a host takes over; None for a name Claude Code has no tool for."""
+    for entry in _HOST_SERVED:
+        if entry[0] == name:
+            served, description, read_only, interrupt, limit = entry
+            return ToolSpec(
+                name=served,
+                description=description,
+                input_schema=load_schemas()[served],
+                read_only=read_only,  # type: ignore[arg-type]
+                interrupt_behavior=interrupt,  # type: ignore[arg-type]
+                max_result_bytes=limit,
+                source="host",
+            )
+    for spec in builtin_specs():
+        if name == spec.name or name in spec.aliases:
+            return replace(spec, source="host")
+    return None
 
 
 @dataclass(slots=True)

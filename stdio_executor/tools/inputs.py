@@ -43,6 +43,7 @@ from .base import InputError
 __all__ = [
     "INPUTS",
     "UNSET",
+    "AgentInput",
     "BashInput",
     "BashOutputInput",
     "EditInput",
@@ -52,9 +53,11 @@ __all__ = [
     "KillShellInput",
     "LenientInput",
     "ReadInput",
+    "TaskInput",
     "TaskOutputInput",
     "TaskStopInput",
     "UnsetType",
+    "WebSearchInput",
     "WriteInput",
     "parse",
 ]
@@ -357,6 +360,68 @@ class TaskStopInput(Input):
     ) = UNSET
 
 
+# ---------------------------------------------------------------------------------------
+# Served by the host (they need a search service or a model): WebSearch, Task, Agent
+
+
+class WebSearchInput(Input):
+    query: Annotated[str, Meta(min_length=2, description="The search query to use")]
+    allowed_domains: (
+        Annotated[list[str], Meta(description="Only include results from these domains")]
+        | UnsetType
+    ) = UNSET
+    blocked_domains: (
+        Annotated[list[str], Meta(description="Never include results from these domains")]
+        | UnsetType
+    ) = UNSET
+
+
+_AGENT_DESCRIPTION = "A short (3-5 word) description of the task"
+_AGENT_PROMPT = "The task for the agent to perform"
+_AGENT_TYPE = "The type of specialized agent to use for this task"
+_AGENT_MODEL = "Optional model for this agent; it inherits the parent's when left out"
+_AGENT_RESUME = "The id of an earlier agent to resume, continuing its transcript"
+_AGENT_BACKGROUND = "Set to true to run the agent in the background"
+
+
+class TaskInput(Input):
+    """Claude Code's Task tool (1.0.x-2.x); ``Agent`` is its later name."""
+
+    description: Annotated[str, Meta(description=_AGENT_DESCRIPTION)]
+    prompt: Annotated[str, Meta(description=_AGENT_PROMPT)]
+    subagent_type: Annotated[str, Meta(description=_AGENT_TYPE)]
+    model: (
+        Annotated[Literal["sonnet", "opus", "haiku"], Meta(description=_AGENT_MODEL)] | UnsetType
+    ) = UNSET
+    resume: Annotated[str, Meta(description=_AGENT_RESUME)] | UnsetType = UNSET
+    run_in_background: Annotated[bool, Meta(description=_AGENT_BACKGROUND)] | UnsetType = UNSET
+
+
+class AgentInput(Input):
+    """Claude Code's Agent tool (the Task tool renamed, 2.1.x): ``subagent_type`` may be left
+    out (a general-purpose agent), and it takes a turn limit and an isolation mode."""
+
+    description: Annotated[str, Meta(description=_AGENT_DESCRIPTION)]
+    prompt: Annotated[str, Meta(description=_AGENT_PROMPT)]
+    subagent_type: Annotated[str, Meta(description=_AGENT_TYPE)] | UnsetType = UNSET
+    model: (
+        Annotated[Literal["sonnet", "opus", "haiku"], Meta(description=_AGENT_MODEL)] | UnsetType
+    ) = UNSET
+    resume: Annotated[str, Meta(description=_AGENT_RESUME)] | UnsetType = UNSET
+    run_in_background: Annotated[bool, Meta(description=_AGENT_BACKGROUND)] | UnsetType = UNSET
+    max_turns: (
+        Annotated[int, Meta(ge=1, description="The most agentic turns the agent may take")]
+        | UnsetType
+    ) = UNSET
+    isolation: (
+        Annotated[
+            Literal["worktree"],
+            Meta(description='"worktree": the agent works in a temporary git worktree'),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
 INPUTS: dict[str, type[msgspec.Struct]] = {
     "Bash": BashInput,
     "Read": ReadInput,
@@ -368,4 +433,7 @@ INPUTS: dict[str, type[msgspec.Struct]] = {
     "TaskOutput": TaskOutputInput,
     "KillShell": KillShellInput,
     "TaskStop": TaskStopInput,
+    "WebSearch": WebSearchInput,
+    "Task": TaskInput,
+    "Agent": AgentInput,
 }

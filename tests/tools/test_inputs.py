@@ -23,7 +23,7 @@ HEAD = "<tool_use_error>InputValidationError: "
 TAIL = "</tool_use_error>"
 
 # One acceptable value for each JSON Schema type an input advertises.
-_SAMPLE: dict[str, Any] = {"string": "x", "integer": 1, "number": 1.5, "boolean": True}
+_SAMPLE: dict[str, Any] = {"string": "xyz", "integer": 1, "number": 1.5, "boolean": True}
 
 
 def _sample(prop: dict[str, Any]) -> Any:
