@@ -132,7 +132,7 @@ class BashTool(Tool):
         try:
             process = await spawn_group(
                 registry,
-                argv,
+                _argv(spawn, argv),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
@@ -197,6 +197,7 @@ class BashTool(Tool):
                 description=call.description,
                 # In the sandbox like any Bash call; its proxy listener (if any) lives until
                 # the session ends.
+                argv_prefix=spawn.argv_prefix if spawn is not None else (),
                 **_spawn_kwargs(spawn, ctx),
             )
         except (OSError, subprocess.SubprocessError) as exc:
@@ -246,14 +247,21 @@ async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | No
 def _spawn_kwargs(spawn: Spawn | None, ctx: ToolContext) -> dict[str, Any]:
     if spawn is None or ctx.session.sandbox is None:
         return {}
+    if spawn.pre_exec is None and not spawn.unshare_flags:
+        return {"env": spawn.env}  # bubblewrap: all of it is in the argv prefix
     # The sandbox's plan through the spawner's seam (processes.ChildSetup): its namespaces
-    # are created with the call's, its set-up runs in the call's init.
+    # are created with the call's, its set-up runs in the call's init. (Its argv prefix is
+    # added by the callers: ``_argv`` and the job registry.)
     setup = ChildSetup(
         unshare_flags=spawn.unshare_flags,
         pre_exec=spawn.pre_exec,
         pre_exec_args=spawn.pre_exec_args,
     )
     return {"setup": setup, "env": spawn.env}
+
+
+def _argv(spawn: Spawn | None, argv: list[str]) -> list[str]:
+    return [*spawn.argv_prefix, *argv] if spawn is not None else argv
 
 
 def _release(spawn: Spawn | None, ctx: ToolContext) -> None:
