@@ -238,7 +238,8 @@ def test_server_that_cannot_start_gives_error_results_not_a_stuck_turn(tmp_path:
             "<tool_use_error>MCP server ghost is not available: it could not be started: "
         )
         drain(daemon, "d1")
-        assert b"MCP server ghost is unavailable" in daemon.stderr
+        # stderr is read by another thread: the line may still be on its way.
+        assert wait_until(lambda: b"MCP server ghost is unavailable" in daemon.stderr, 5)
 
 
 def _running(mark: str, needle: str) -> list[int]:
