@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .readonly import is_read_only
 
-__all__ = ["CommandInfo", "analyze", "split_simple_commands"]
+__all__ = ["CommandInfo", "analyze", "split_quoted_words", "split_simple_commands"]
 
 # Exit status 1 of these means "no match / differs / false", not "failed".
 _NOTHING_FOUND = frozenset({"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "["})
@@ -64,6 +64,16 @@ def split_simple_commands(command: str) -> list[list[str]] | None:
         return None
     commands, _ = _split(tokens)
     return [[w.text for w in words] for words in commands]
+
+
+def split_quoted_words(command: str) -> list[list[tuple[str, bool]]] | None:
+    """Like ``split_simple_commands``, each word with whether any of it was quoted."""
+    try:
+        tokens = _lex(command)
+    except _Unsupported:
+        return None
+    commands, _ = _split(tokens)
+    return [[(w.text, w.quoted) for w in words] for words in commands]
 
 
 def _program(words: list[_Word]) -> str:

@@ -32,7 +32,9 @@ from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
 from .settings import Settings
 from .shell import ParsedCommand, SimpleCommand, parse
 
-__all__ = ["Decision", "Facts", "Policy", "has_assignment_prefix"]
+__all__ = ["DONT_ASK_REASON", "Decision", "Facts", "Policy", "has_assignment_prefix"]
+
+DONT_ASK_REASON = "dontAsk mode: no rule allows it"
 
 Kind = Literal["allow", "ask", "deny"]
 _READING = frozenset({"Read", "Glob", "Grep"})
@@ -224,11 +226,9 @@ class Policy:
         if self.mode == "plan":
             return self._plan(facts)
         if self.mode == "dontAsk":
-            return Decision(
-                "deny",
-                f"Permission to use {facts.name} has been denied: no rule allows it, and "
-                "dontAsk mode denies whatever no rule allows.",
-            )
+            # An ask that the gate turns into a denial after hooks had their say: a
+            # PreToolUse hook's "allow" skips it, as in every other mode.
+            return Decision("ask", DONT_ASK_REASON)
         what = "the command" if facts.name == "Bash" else facts.name
         return Decision("ask", f"{self.mode} mode: {what} is not read-only")
 

@@ -28,7 +28,7 @@ from ..protocol.messages import Event
 from ..tools.base import InputError, ToolOutcome
 from .asker import Asker, error_text
 from .gate import Allow, CallInfo, Deny, Gate, Verdict
-from .policy import Decision, Facts, Policy, has_assignment_prefix
+from .policy import DONT_ASK_REASON, Decision, Facts, Policy, has_assignment_prefix
 from .settings import Settings, case_insensitive
 
 __all__ = ["SettingsGate", "build_gate", "case_insensitive"]
@@ -218,6 +218,12 @@ class SettingsGate(Gate):
     def _settle(self, decision: Decision, name: str) -> Decision:
         """dontAsk mode: what would be asked is denied."""
         if decision.kind == "ask" and self.policy.mode == "dontAsk":
+            if decision.reason == DONT_ASK_REASON:
+                return Decision(
+                    "deny",
+                    f"Permission to use {name} has been denied: no rule allows it, and "
+                    "dontAsk mode denies whatever no rule allows.",
+                )
             return Decision(
                 "deny",
                 f"Permission to use {name} has been denied: it needs approval "
