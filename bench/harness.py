@@ -151,7 +151,7 @@ def daemon_args() -> tuple[str, ...]:
 
 def daemon(cwd: str, *args: str, warm: bool = True) -> Proc:
     """A daemon past ``ready``; ``warm`` runs one call of each benchmarked tool first, so
-    lazy imports (pydantic, the tools) are never part of a timed run."""
+    lazy imports (the tools) are never part of a timed run."""
     proc = Proc([sys.executable, "-m", "stdio_executor", *daemon_args(), *args], cwd)
     ready = proc.readline()
     assert b'"ready"' in ready, ready

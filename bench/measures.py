@@ -103,7 +103,7 @@ def startup(ws: str, repeat: int) -> list[Row]:
 
 
 def first_call(ws: str, repeat: int) -> list[Row]:
-    """The call right after ``ready`` pays for what start-up deferred (pydantic, the tools)."""
+    """The call right after ``ready`` pays for what start-up deferred (the tools)."""
     line = add_line(0, "Read", {"file_path": os.path.join(ws, SMALL_FILE)}) + b"\n"
 
     def cold() -> float:

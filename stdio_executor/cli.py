@@ -2,7 +2,7 @@
 
 Owns: argument parsing, logging set-up, and the start-up order, which is tuned for time to
 the ``ready`` line: the line is built from pre-generated schemas and written before anyio,
-asyncio or pydantic are imported (PERF-NOTES: those imports are most of a cold start).
+asyncio or the tool modules are imported (PERF-NOTES: those imports are most of a cold start).
 Commands the host sends meanwhile wait in the pipe, so nothing is lost.
 
 Exit codes: 0 stdin reached EOF and every result was written; 1 internal error;
@@ -171,7 +171,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 # Imported by the daemon's start-up path; the rest load lazily and are checked when used.
-_REQUIRED = ("msgspec", "anyio", "pydantic")
+_REQUIRED = ("msgspec", "anyio")
 
 
 def _missing_dependencies() -> list[str]:
@@ -258,7 +258,7 @@ def _serve(config: Config) -> int:
     except OSError as exc:
         log.error("cannot write the ready line: %s", exc)
         return 3
-    # Pay pydantic's import and the tool modules' load while the host is still busy with
+    # Pay the tool modules' load while the host is still busy with
     # `ready`, not on the first tool call.
     threading.Thread(target=_warm, args=(registry,), name="warm-up", daemon=True).start()
 

@@ -12,7 +12,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def test_running_without_the_dependencies_says_how_to_install_them() -> None:
     # -S hides site-packages (and the editable install's .pth): the package is found through
-    # PYTHONPATH, as from a fresh clone's root, but msgspec, anyio and pydantic are not.
+    # PYTHONPATH, as from a fresh clone's root, but msgspec and anyio are not.
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     out = subprocess.run(
         [sys.executable, "-S", "-m", "stdio_executor"],

@@ -29,6 +29,7 @@ import anyio.lowlevel
 from ..permissions.bash_syntax import CommandInfo, analyze
 from ..processes import read_until_exit, spawn_group, stop_group, supervised
 from .base import Tool, ToolContext, ToolOutcome
+from .inputs import BashInput, parse
 from .output import OutputSink
 
 __all__ = ["BashTool"]
@@ -58,21 +59,23 @@ class _Call:
     timeout_ms: float
     background: bool
     info: CommandInfo
+    disable_sandbox: bool = False
 
 
 class BashTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _Call:
-        from .inputs import BashInput
-        from .validation import validate_model
-
-        value = validate_model(self.spec.name, BashInput, raw)
-        timeout = value.timeout if value.timeout and value.timeout > 0 else DEFAULT_TIMEOUT_MS
+        value = parse(self.spec.name, BashInput, raw)
+        timeout = value.timeout
+        if not isinstance(timeout, float) or not timeout > 0:  # also NaN
+            timeout = DEFAULT_TIMEOUT_MS
         # Claude Code clamps rather than refuses an over-long timeout; so do we.
         return _Call(
             command=value.command,
             timeout_ms=min(timeout, MAX_TIMEOUT_MS),
-            background=bool(value.run_in_background),
+            background=value.run_in_background is True,
             info=analyze(value.command),
+            # Accepted as Claude Code accepts it; the sandbox gives it its meaning.
+            disable_sandbox=value.dangerouslyDisableSandbox is True,
         )
 
     def is_concurrency_safe(self, value: Any) -> bool:

@@ -3,7 +3,7 @@
 Owns: each built-in's name, description, aliases, safety class, interrupt behaviour and size
 limit; and ``ToolRegistry``, which resolves a name or alias to a spec and loads the
 implementation on first use.
-Must not: import an implementation or pydantic at start-up: the ``ready`` line is built from
+Must not: import an implementation at start-up: the ``ready`` line is built from
 this module and ``schemas.json`` alone.
 """
 
@@ -162,6 +162,6 @@ class ToolRegistry:
         return tool
 
     def warm(self) -> None:
-        """Load every implementation (and pydantic) ahead of the first call."""
+        """Load every implementation ahead of the first call."""
         for name in list(self._entries):
             self.get(name)

@@ -1,180 +1,314 @@
-"""Input models of the built-in tools, with Claude Code's field names and types.
+"""Input types of the built-in tools: one declaration is both the validator and the schema.
 
-Owns: one pydantic model per built-in tool. They validate a ``tool_use`` block's ``input``
-once, and they are the source of the published ``input_schema`` (pre-generated into
-``schemas.json`` so the ``ready`` line never waits for pydantic; a test keeps them in step).
-Must not: be imported before the first tool call (pydantic costs ~100 ms of start-up).
+Owns: one ``msgspec.Struct`` per built-in tool with Claude Code's field names, types and
+descriptions (``INPUTS``), and ``parse``, which turns a ``tool_use`` block's ``input`` into
+that Struct or raises ``InputError`` in Claude Code's wording (``validation``). The published
+``input_schema`` is generated from the same Structs (``schemas``), so what the schema allows
+and what the validator accepts cannot drift apart.
+Must not: hold a tool's semantic checks (an Edit whose old and new strings are equal): those
+stay in the tool's ``validate``, after ``parse``.
 
-Unknown fields are ignored, not refused: recorded sessions from other Claude Code versions
-carry fields this version does not know (``dangerouslyDisableSandbox``, ``pages``...).
+The policy is Claude Code's (docs/tools.md, "Inputs"):
+- Keys a tool knows are accepted and honoured; an unknown key is refused ("An unexpected
+  parameter `x` was provided"), as Claude Code's strict schemas do.
+- An optional key may be left out but not sent as ``null`` (zod's ``.optional()``).
+- Claude Code's ``semanticNumber``/``semanticBoolean`` accept ``"10"`` for a number and
+  ``"true"``/``"false"`` for a boolean; ``parse`` converts non-strictly to the same effect.
+
+How to declare a tool's inputs (for a new built-in):
+1. Subclass ``Input``. Required fields have no default; optional ones default to ``UNSET``
+   (``int | UnsetType = UNSET``) or to a real default that the schema then advertises
+   (``replace_all: bool = False``). Put the model-facing description in
+   ``Annotated[T, Meta(description=...)]``; constraints (``min_length``, ``ge``) go there too.
+   A key that is not a Python name (``-A``) is ``msgspec.field(name="-A")``.
+   Nested objects are Structs too; one whose unknown keys Claude Code ignores (rather than
+   refuses) subclasses ``LenientInput``.
+2. Add it to ``INPUTS`` under the tool's name (every alias with different inputs, such as
+   ``TaskOutput`` beside ``BashOutput``, is a tool of its own with its own entry).
+3. In the tool's ``validate``: ``value = parse(self.spec.name, MyInput, raw)``.
+4. Regenerate ``schemas.json``: ``python -m stdio_executor.tools.schemas`` (a test fails
+   while it is stale).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
+from msgspec import UNSET, Meta, UnsetType, field
+
+from .base import InputError
 
 __all__ = [
-    "MODELS",
+    "INPUTS",
+    "UNSET",
     "BashInput",
     "EditInput",
     "GlobInput",
     "GrepInput",
+    "Input",
+    "LenientInput",
     "ReadInput",
+    "UnsetType",
     "WriteInput",
+    "parse",
 ]
 
 
-class _Input(BaseModel):
-    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+class Input(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """A tool's input object: unknown keys refused, as Claude Code's strict schemas do."""
 
 
-class BashInput(_Input):
-    command: str = Field(min_length=1, description="The command to execute")
-    timeout: float | None = Field(
-        default=None, description="Optional timeout in milliseconds (max 600000)"
-    )
-    description: str | None = Field(
-        default=None,
-        description=(
-            "Clear, concise description of what this command does in 5-10 words, in active voice."
-        ),
-    )
-    run_in_background: bool | None = Field(
-        default=None,
-        description=(
-            "Set to true to run this command in the background. Its output goes to a file "
-            "whose path the result gives; read it later with the Read tool."
-        ),
-    )
+class LenientInput(msgspec.Struct, kw_only=True):
+    """A nested object whose unknown keys Claude Code drops rather than refuses."""
 
 
-class ReadInput(_Input):
-    file_path: str = Field(description="The absolute path to the file to read")
-    offset: int | None = Field(
-        default=None,
-        description=(
-            "The line number to start reading from. "
-            "Only provide if the file is too large to read at once"
-        ),
-    )
-    limit: int | None = Field(
-        default=None,
-        description=(
-            "The number of lines to read. Only provide if the file is too large to read at once."
-        ),
-    )
+S = TypeVar("S", bound=msgspec.Struct)
 
 
-class WriteInput(_Input):
-    file_path: str = Field(
-        description="The absolute path to the file to write (must be absolute, not relative)"
-    )
-    content: str = Field(description="The content to write to the file")
+def parse(tool_name: str, cls: type[S], raw: Mapping[str, Any]) -> S:
+    """``raw`` as ``cls``, or ``InputError`` listing every problem in Claude Code's words."""
+    try:
+        return msgspec.convert(raw, cls, strict=False)
+    except msgspec.ValidationError as exc:
+        from .validation import describe_problems
+
+        raise InputError(describe_problems(tool_name, cls, raw, str(exc))) from None
 
 
-class EditInput(_Input):
-    file_path: str = Field(description="The absolute path to the file to modify")
-    old_string: str = Field(description="The text to replace")
-    new_string: str = Field(
-        description="The text to replace it with (must be different from old_string)"
-    )
-    replace_all: bool = Field(
-        default=False, description="Replace all occurrences of old_string (default false)"
-    )
+# ---------------------------------------------------------------------------------------
+# Bash
 
 
-class GlobInput(_Input):
-    pattern: str = Field(description="The glob pattern to match files against")
-    path: str | None = Field(
-        default=None,
-        description=(
-            "The directory to search in. If not specified, the current working directory "
-            "will be used. Omit this field to use the default directory; do not pass "
-            '"undefined" or "null". Must be a valid directory path if provided.'
-        ),
-    )
+class BashInput(Input):
+    command: Annotated[str, Meta(min_length=1, description="The command to execute")]
+    timeout: Annotated[float, Meta(description="Optional timeout in milliseconds (max 600000)")] | (
+        UnsetType
+    ) = UNSET
+    description: (
+        Annotated[
+            str,
+            Meta(
+                description="Clear, concise description of what this command does in 5-10 "
+                "words, in active voice."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    run_in_background: (
+        Annotated[
+            bool,
+            Meta(
+                description="Set to true to run this command in the background. The result "
+                "gives a shell id; read its new output with BashOutput (or TaskOutput) and stop "
+                "it with KillShell (or TaskStop)."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    dangerouslyDisableSandbox: (
+        Annotated[
+            bool,
+            Meta(
+                description="Set to true to run this command outside the sandbox (when one "
+                "is configured); the permission rules still apply."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
 
 
-class GrepInput(_Input):
-    pattern: str = Field(
-        description="The regular expression pattern to search for in file contents"
-    )
-    path: str | None = Field(
-        default=None,
-        description=(
-            "File or directory to search in (rg PATH). Defaults to current working directory."
-        ),
-    )
-    glob: str | None = Field(
-        default=None,
-        description=(
-            'Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps to rg --glob'
-        ),
-    )
-    output_mode: Literal["content", "files_with_matches", "count"] | None = Field(
-        default=None,
-        description=(
-            'Output mode: "content" shows matching lines (supports -A/-B/-C context, -n line '
-            'numbers, head_limit), "files_with_matches" shows file paths (supports head_limit), '
-            '"count" shows match counts (supports head_limit). Defaults to "files_with_matches".'
-        ),
-    )
-    before: int | None = Field(
-        default=None,
-        alias="-B",
-        description=(
-            'Number of lines to show before each match (rg -B). Requires output_mode: "content".'
-        ),
-    )
-    after: int | None = Field(
-        default=None,
-        alias="-A",
-        description=(
-            'Number of lines to show after each match (rg -A). Requires output_mode: "content".'
-        ),
-    )
-    context: int | None = Field(
-        default=None,
-        alias="-C",
-        description=(
-            "Number of lines to show before and after each match (rg -C). "
-            'Requires output_mode: "content".'
-        ),
-    )
-    line_numbers: bool | None = Field(
-        default=None,
-        alias="-n",
-        description='Show line numbers in output (rg -n). Requires output_mode: "content".',
-    )
-    case_insensitive: bool | None = Field(
-        default=None, alias="-i", description="Case insensitive search (rg -i)"
-    )
-    type: str | None = Field(
-        default=None,
-        description=(
-            "File type to search (rg --type). Common types: js, py, rust, go, java, etc. "
-            "More efficient than include for standard file types."
-        ),
-    )
-    head_limit: int | None = Field(
-        default=None,
-        description=(
-            'Limit output to first N lines/entries, equivalent to "| head -N". Works across all '
-            "output modes."
-        ),
-    )
-    multiline: bool | None = Field(
-        default=None,
-        description=(
-            "Enable multiline mode where . matches newlines and patterns can span lines "
-            "(rg -U --multiline-dotall). Default: false."
-        ),
-    )
+# ---------------------------------------------------------------------------------------
+# Files
 
 
-MODELS: dict[str, type[_Input]] = {
+class ReadInput(Input):
+    file_path: Annotated[str, Meta(description="The absolute path to the file to read")]
+    offset: (
+        Annotated[
+            int,
+            Meta(
+                description="The line number to start reading from; a negative number counts "
+                "from the end (-20: the last 20 lines). Only provide if the file is too large "
+                "to read at once"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    limit: (
+        Annotated[
+            int,
+            Meta(
+                description="The number of lines to read. Only provide if the file is too "
+                "large to read at once."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class WriteInput(Input):
+    file_path: Annotated[
+        str,
+        Meta(description="The absolute path to the file to write (must be absolute, not relative)"),
+    ]
+    content: Annotated[str, Meta(description="The content to write to the file")]
+
+
+class EditInput(Input):
+    file_path: Annotated[str, Meta(description="The absolute path to the file to modify")]
+    old_string: Annotated[str, Meta(description="The text to replace")]
+    new_string: Annotated[
+        str, Meta(description="The text to replace it with (must be different from old_string)")
+    ]
+    replace_all: Annotated[
+        bool, Meta(description="Replace all occurrences of old_string (default false)")
+    ] = False
+
+
+class GlobInput(Input):
+    pattern: Annotated[str, Meta(description="The glob pattern to match files against")]
+    path: (
+        Annotated[
+            str,
+            Meta(
+                description="The directory to search in. If not specified, the current "
+                "working directory will be used. Omit this field to use the default directory; "
+                'do not pass "undefined" or "null". Must be a valid directory path if provided.'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+_CONTENT_ONLY = 'Requires output_mode: "content", ignored otherwise.'
+
+
+class GrepInput(Input):
+    pattern: Annotated[
+        str, Meta(description="The regular expression pattern to search for in file contents")
+    ]
+    path: (
+        Annotated[
+            str,
+            Meta(
+                description="File or directory to search in (rg PATH). Defaults to current "
+                "working directory."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    glob: (
+        Annotated[
+            str,
+            Meta(
+                description='Glob pattern to filter files (e.g. "*.js", "*.{ts,tsx}") - maps '
+                "to rg --glob"
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    output_mode: (
+        Annotated[
+            Literal["content", "files_with_matches", "count"],
+            Meta(
+                description='Output mode: "content" shows matching lines (supports -A/-B/-C '
+                'context, -n line numbers, head_limit), "files_with_matches" shows file paths '
+                '(supports head_limit), "count" shows match counts (supports head_limit). '
+                'Defaults to "files_with_matches".'
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    before: (
+        Annotated[
+            int, Meta(ge=0, description=f"Lines to show before each match (rg -B). {_CONTENT_ONLY}")
+        ]
+        | UnsetType
+    ) = field(default=UNSET, name="-B")
+    after: (
+        Annotated[
+            int, Meta(ge=0, description=f"Lines to show after each match (rg -A). {_CONTENT_ONLY}")
+        ]
+        | UnsetType
+    ) = field(default=UNSET, name="-A")
+    around: (
+        Annotated[
+            int,
+            Meta(
+                ge=0,
+                description="Lines to show before and after each match (rg -C); overrides -A "
+                f"and -B. {_CONTENT_ONLY}",
+            ),
+        ]
+        | UnsetType
+    ) = field(default=UNSET, name="-C")
+    context: (
+        Annotated[
+            int,
+            Meta(
+                ge=0,
+                description=f"The same as -C, and takes precedence over it. {_CONTENT_ONLY}",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    line_numbers: (
+        Annotated[
+            bool,
+            Meta(description=f"Show line numbers in output (rg -n), default true. {_CONTENT_ONLY}"),
+        ]
+        | UnsetType
+    ) = field(default=UNSET, name="-n")
+    case_insensitive: Annotated[bool, Meta(description="Case insensitive search (rg -i)")] | (
+        UnsetType
+    ) = field(default=UNSET, name="-i")
+    type: (
+        Annotated[
+            str,
+            Meta(
+                description="File type to search (rg --type). Common types: js, py, rust, go, "
+                "java, etc. More efficient than include for standard file types."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    head_limit: (
+        Annotated[
+            int,
+            Meta(
+                ge=0,
+                description='Limit output to the first N lines/entries, like "| head -N", '
+                "after skipping offset. Works across all output modes. 0 means no limit.",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    offset: (
+        Annotated[
+            int,
+            Meta(
+                ge=0,
+                description="Skip the first N lines/entries before applying head_limit, like "
+                '"| tail -n +N | head -N". Works across all output modes. Defaults to 0.',
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    multiline: (
+        Annotated[
+            bool,
+            Meta(
+                description="Enable multiline mode where . matches newlines and patterns can "
+                "span lines (rg -U --multiline-dotall). Default: false."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+INPUTS: dict[str, type[msgspec.Struct]] = {
     "Bash": BashInput,
     "Read": ReadInput,
     "Write": WriteInput,

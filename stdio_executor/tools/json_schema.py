@@ -2,18 +2,21 @@
 
 Owns: compiling a schema once (draft from its ``$schema``, Draft 2020-12 when it names
 none), checking that a schema is itself valid, and the model-facing
-``InputValidationError`` text, worded like the built-ins' (``validation``): every bad field,
-what was expected and what arrived, so the model can fix all of them in one retry.
+``InputValidationError`` text, worded like the built-ins' and Claude Code's (``validation``):
+every missing, unexpected or mistyped parameter, so the model can fix all of them in one
+retry.
 Must not: be imported on the way to ``ready``; ``jsonschema`` costs 100-250 ms to import, so
 it is loaded on first use (normally in a worker thread right after ``ready``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .base import InputError, describe_value
+from .base import InputError
+from .validation import Problems, js_type
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
@@ -57,38 +60,58 @@ class SchemaInput:
 
     def validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         value = dict(raw)
-        lines: list[str] = []
-        seen: set[str] = set()
+        problems = Problems()
+        seen: set[tuple[str, str]] = set()
+
+        def once(kind: str, where: str) -> bool:
+            if (kind, where) in seen:
+                return False
+            seen.add((kind, where))
+            return True
+
         for err in self._compiled().iter_errors(value):
-            path = [str(part) for part in err.absolute_path]
+            path = _path(err.absolute_path)
             if err.validator == "required" and isinstance(err.instance, dict):
                 required = err.validator_value
                 for name in required if isinstance(required, list) else []:
-                    where = ".".join([*path, str(name)])
-                    if name not in err.instance and where not in seen:
-                        seen.add(where)
-                        lines.append(f"- `{where}`: this required parameter is missing")
-                continue
-            where = ".".join(path) or "input"
-            if err.validator == "type":
+                    where = _path([*err.absolute_path, name])
+                    if name not in err.instance and once("missing", where):
+                        problems.missing.append(where)
+            elif err.validator == "additionalProperties" and isinstance(err.instance, dict):
+                known = err.schema.get("properties", {}) if isinstance(err.schema, dict) else {}
+                patterns = (
+                    err.schema.get("patternProperties", {}) if isinstance(err.schema, dict) else {}
+                )
+                for name in err.instance:
+                    if name in known or any(re.search(p, name) for p in patterns):
+                        continue
+                    where = _path([*err.absolute_path, name])
+                    if once("unexpected", where):
+                        problems.unexpected.append(where)
+            elif err.validator == "type":
                 expected = err.validator_value
                 if isinstance(expected, list):
-                    expected = " or ".join(str(t) for t in expected)
-                text = f"expected {expected} (got {describe_value(err.instance)})"
-            else:
-                text = _cut(err.message)
-            line = f"- `{where}`: {text}"
-            if line not in seen:
-                seen.add(line)
-                lines.append(line)
-        if lines:
-            issues = "issue" if len(lines) == 1 else "issues"
-            body = "\n".join(lines)
-            raise InputError(
-                f"<tool_use_error>InputValidationError: {self.tool_name} failed due to the "
-                f"following {issues}:\n{body}</tool_use_error>"
-            )
+                    expected = " | ".join(str(t) for t in expected)
+                expected = (
+                    "number"
+                    if expected == "integer" and not isinstance(err.instance, int | float)
+                    else expected
+                )
+                if once("type", path):
+                    problems.wrong_type.append((path, str(expected), js_type(err.instance)))
+            elif once(_cut(err.message), path):
+                problems.other.append((path, _cut(err.message)))
+        if problems:
+            raise InputError(problems.message(self.tool_name))
         return value
+
+
+def _path(parts: Iterable[Any]) -> str:
+    """``todos[0].content``, as Claude Code writes a parameter's path."""
+    out = ""
+    for part in parts:
+        out = f"{out}[{part}]" if isinstance(part, int) else (f"{out}.{part}" if out else str(part))
+    return out
 
 
 def _cut(text: str) -> str:

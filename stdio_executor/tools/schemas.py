@@ -1,8 +1,9 @@
 """The published input schemas of the built-in tools.
 
-Owns: ``schemas.json`` (generated from the pydantic models in ``inputs``, checked in) and
-the generator. The daemon reads the JSON file at start-up, which costs microseconds; building
-the schemas from pydantic would cost ~150 ms of every session's start. A test regenerates
+Owns: ``schemas.json`` (generated from the msgspec Structs in ``inputs``, checked in) and
+the generator. The Structs are also the validators, so the schema a model is shown is the
+one its input is checked against. The daemon reads the JSON file at start-up, which costs
+microseconds, instead of generating schemas in every session's start. A test regenerates
 them and fails if the checked-in file has drifted.
 
 Regenerate with ``python -m stdio_executor.tools.schemas``.
@@ -28,28 +29,37 @@ def load() -> dict[str, dict[str, Any]]:
 
 
 def generate() -> dict[str, dict[str, Any]]:
-    from .inputs import MODELS
+    from .inputs import INPUTS
 
-    return {name: _clean(model.model_json_schema(by_alias=True)) for name, model in MODELS.items()}
+    return {name: _schema_of(cls) for name, cls in INPUTS.items()}
 
 
-def _clean(schema: dict[str, Any]) -> dict[str, Any]:
-    """API-style schema: no pydantic titles, nullable optionals shown as their plain type."""
-    props: dict[str, Any] = {}
-    for name, prop in schema.get("properties", {}).items():
-        prop = {k: v for k, v in prop.items() if k != "title"}
-        any_of = prop.pop("anyOf", None)
-        if any_of is not None:
-            kinds = [p for p in any_of if p.get("type") != "null"]
-            if len(kinds) == 1:
-                prop = {**kinds[0], **prop}
-        if prop.get("default") is None:
-            prop.pop("default", None)
-        props[name] = dict(sorted(prop.items(), key=lambda kv: kv[0] != "type"))
-    out: dict[str, Any] = {"type": "object", "properties": props}
-    if schema.get("required"):
-        out["required"] = schema["required"]
-    out["additionalProperties"] = False
+def _schema_of(cls: type[msgspec.Struct]) -> dict[str, Any]:
+    """An API-style schema: ``$ref``s inlined, no titles, keys in a stable order."""
+    (schema,), components = msgspec.json.schema_components([cls])
+    inlined: dict[str, Any] = _inline(schema, components)
+    return inlined
+
+
+def _inline(node: Any, components: dict[str, Any]) -> Any:
+    if isinstance(node, list):
+        return [_inline(item, components) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        return _inline(components[ref.rsplit("/", 1)[-1]], components)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties":  # a map of names to schemas, not a schema itself
+            out[key] = {name: _inline(prop, components) for name, prop in value.items()}
+        elif key != "title":
+            out[key] = _inline(value, components)
+    enum = out.get("enum")
+    if "type" not in out and isinstance(enum, list) and all(isinstance(v, str) for v in enum):
+        out["type"] = "string"
+    if "type" in out:  # "type" first, as the API's own examples write it
+        out = {"type": out.pop("type"), **out}
     return out
 
 

@@ -39,7 +39,7 @@ def test_schema_names_every_command_and_event() -> None:
     assert defs["ToolResult"]["properties"]["type"] == {"enum": ["tool_result"]}
 
 
-def test_checked_in_tool_schemas_match_the_pydantic_models() -> None:
+def test_checked_in_tool_schemas_match_the_input_structs() -> None:
     assert tool_schemas._PATH.read_bytes() == tool_schemas.render(), (
         "stdio_executor/tools/schemas.json is stale: run `python -m stdio_executor.tools.schemas`"
     )

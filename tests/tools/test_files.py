@@ -260,7 +260,9 @@ async def test_read_of_a_png_that_is_not_an_image_is_an_error(harness: Harness) 
 @pytest.mark.parametrize(
     ("raw", "field"),
     [
-        ({"file_path": "a", "offset": -1}, "offset"),
+        ({"file_path": "a", "offset": "ten"}, "offset"),
+        ({"file_path": "a", "offset": 1.5}, "offset"),
+        ({"file_path": "a", "pages": "1"}, "pages"),
         ({"file_path": "a", "limit": 0}, "limit"),
         ({"file_path": ""}, "file_path"),
         ({}, "file_path"),

@@ -215,9 +215,15 @@ async def test_grep_context_lines(harness: Harness, tree: Path) -> None:
     assert await harness.ok("Grep", {**raw, "-C": 2}) == (
         "2-\n3-def main():\n4:    print('Hello')\n5-    return 0"
     )
+    # Claude Code's precedence: `context` over -C over -A/-B.
     assert await harness.ok("Grep", {**raw, "-C": 2, "-A": 0}) == (
-        "2-\n3-def main():\n4:    print('Hello')"
+        "2-\n3-def main():\n4:    print('Hello')\n5-    return 0"
     )
+    assert await harness.ok("Grep", {**raw, "context": 1, "-C": 2}) == (
+        "3-def main():\n4:    print('Hello')\n5-    return 0"
+    )
+    # Numbers as strings are accepted, as Claude Code's semanticNumber accepts them.
+    assert await harness.ok("Grep", {**raw, "-B": "1"}) == "3-def main():\n4:    print('Hello')"
 
 
 async def test_grep_filters_by_glob_and_type(harness: Harness, tree: Path) -> None:
@@ -260,7 +266,7 @@ async def test_grep_head_limit_cuts_lines_and_entries(harness: Harness, tree: Pa
     files = await harness.ok("Grep", {"pattern": "hello", "head_limit": 2})
     assert files == "\n".join(
         [
-            "Found 3 files (showing the 2 newest: head_limit=2)",
+            "Found 3 files (showing 2, newest first: head_limit=2)",
             f"{tree}/docs/guide.md",
             f"{tree}/src/util.py",
         ]
@@ -270,9 +276,28 @@ async def test_grep_head_limit_cuts_lines_and_entries(harness: Harness, tree: Pa
     )
     assert count.split("\n")[:2] == [
         f"{tree}/.hidden/notes.txt:1",
-        "(showing 1 of 4 files: head_limit)",
+        "(showing 1 of 4 files: head_limit=1)",
     ]
     assert not harness.session.processes.groups
+
+
+async def test_grep_offset_skips_lines_and_entries_before_head_limit(
+    harness: Harness, tree: Path
+) -> None:
+    (tree / "big.txt").write_text("".join(f"match {n}\n" for n in range(1, 11)))
+    raw = {"pattern": "match", "path": "big.txt", "output_mode": "content", "-n": False}
+    page = await harness.ok("Grep", {**raw, "offset": 2, "head_limit": 3})
+    assert page == "match 3\nmatch 4\nmatch 5\n\n(Showing lines 3-5: head_limit=3, offset=2.)"
+    rest = await harness.ok("Grep", {**raw, "offset": 8})
+    assert rest == "match 9\nmatch 10\n\n(Showing lines 9-10: offset=8.)"
+    past = await harness.ok("Grep", {**raw, "offset": 10})
+    assert past == "No matches found after the first 10 lines."
+    files = await harness.ok("Grep", {"pattern": "hello", "offset": 1, "head_limit": 1})
+    assert files == "\n".join(
+        ["Found 3 files (showing 1, newest first: head_limit=1, offset=1)", f"{tree}/src/util.py"]
+    )
+    count = await harness.ok("Grep", {"pattern": "(?i)hello", "output_mode": "count", "offset": 3})
+    assert count.split("\n")[:2] == [f"{tree}/src/util.py:1", "(showing 1 of 4 files: offset=3)"]
 
 
 async def test_grep_takes_a_pattern_that_starts_with_a_dash(harness: Harness, tree: Path) -> None:

@@ -231,9 +231,9 @@ def test_invalid_input_is_refused_with_every_problem_and_never_asked(tmp_path: P
         assert result.meta.status == "invalid_input"
         assert result.content == (
             "<tool_use_error>InputValidationError: lookup failed due to the following issues:\n"
-            "- `limit`: expected integer (got string 'ten')\n"
-            "- `key`: this required parameter is missing\n"
-            "- `input`: Additional properties are not allowed ('extra' was unexpected)"
+            "The required parameter `key` is missing\n"
+            "An unexpected parameter `extra` was provided\n"
+            "The parameter `limit` type is expected as `number` but provided as `string`"
             "</tool_use_error>"
         )
         drain(daemon, "d1")

@@ -169,7 +169,9 @@ def test_server_tools_are_announced_and_work_by_name(tmp_path: Path) -> None:
         assert picture.content[1]["source"]["media_type"] == "image/png"
         invalid = daemon.result("bad")
         assert invalid.meta.status == "invalid_input"
-        assert "- `key`: expected string (got number 5)" in str(invalid.content)
+        assert "The parameter `key` type is expected as `string` but provided as `number`" in str(
+            invalid.content
+        )
         assert daemon.result("none").meta.status == "unknown_tool"
         drain(daemon, "d1")
         assert not daemon.of_type(ErrorEvent)

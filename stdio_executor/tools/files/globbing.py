@@ -21,19 +21,17 @@ import itertools
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
 from ..base import Tool, ToolContext, ToolOutcome
+from ..inputs import GlobInput, parse
 from .results import Check, finish, input_error, tool_error
-
-if TYPE_CHECKING:
-    from ..inputs import GlobInput
 
 __all__ = ["INLINE_MAX_ENTRIES", "GlobTool", "glob_regex"]
 
@@ -52,21 +50,12 @@ class _GlobCall:
     path: str | None
 
 
-@functools.cache
-def _input_validator() -> Callable[[str, Mapping[str, Any]], GlobInput]:
-    """pydantic loads on the first call, never at start-up (this module is imported then)."""
-    from ..inputs import GlobInput
-    from ..validation import validate_model
-
-    return lambda tool, raw: validate_model(tool, GlobInput, raw)
-
-
 class GlobTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _GlobCall:
-        value = _input_validator()(self.spec.name, raw)
+        value = parse(self.spec.name, GlobInput, raw)
         if not value.pattern.strip():
             raise input_error(self.spec.name, "pattern", "must not be empty")
-        return _GlobCall(value.pattern, value.path or None)
+        return _GlobCall(value.pattern, value.path or None if isinstance(value.path, str) else None)
 
     def describe(self, value: Any) -> str:
         call: _GlobCall = value

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -29,12 +29,15 @@ import anyio.to_thread
 
 from ...processes import spawn_group, stop_group, supervised
 from ..base import Tool, ToolContext, ToolOutcome
+from ..inputs import GrepInput, UnsetType, parse
 from ..output import OutputSink
-from .results import finish, input_error, tool_error
+from .results import finish, tool_error
 
 __all__ = ["GrepTool", "ripgrep_path"]
 
 Mode = Literal["content", "files_with_matches", "count"]
+T = TypeVar("T")
+E = TypeVar("E")
 
 _STDERR_KEEP = 4_096
 # Sorting this many paths by mtime is quick enough for the event loop's thread.
@@ -54,6 +57,7 @@ class _GrepCall:
     case_insensitive: bool
     multiline: bool
     head_limit: int | None
+    offset: int = 0
 
 
 @functools.cache
@@ -69,32 +73,24 @@ def ripgrep_path() -> str | None:
 
 class GrepTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _GrepCall:
-        from ..inputs import GrepInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, GrepInput, raw)
-        for field, number in (
-            ("-A", value.after),
-            ("-B", value.before),
-            ("-C", value.context),
-            ("head_limit", value.head_limit),
-        ):
-            if number is not None and number < 0:
-                raise input_error(self.spec.name, field, f"must not be negative (got {number})")
-        context = value.context
+        value = parse(self.spec.name, GrepInput, raw)  # negative numbers are refused there
+        # Claude Code's precedence: `context`, then -C, then -A/-B on their own.
+        around = _given(value.context)
+        if around is None:
+            around = _given(value.around)
         return _GrepCall(
             pattern=value.pattern,
-            path=value.path or None,
-            glob=value.glob or None,
-            type=value.type or None,
-            mode=value.output_mode or "files_with_matches",
-            # -A/-B given alongside -C win on their side, as in ripgrep.
-            before=value.before if value.before is not None else context,
-            after=value.after if value.after is not None else context,
+            path=_given(value.path) or None,
+            glob=_given(value.glob) or None,
+            type=_given(value.type) or None,
+            mode=_given(value.output_mode) or "files_with_matches",
+            before=around if around is not None else _given(value.before),
+            after=around if around is not None else _given(value.after),
             line_numbers=value.line_numbers is not False,
-            case_insensitive=bool(value.case_insensitive),
-            multiline=bool(value.multiline),
-            head_limit=value.head_limit or None,  # 0 means no limit
+            case_insensitive=value.case_insensitive is True,
+            multiline=value.multiline is True,
+            head_limit=_given(value.head_limit) or None,  # 0 means no limit
+            offset=_given(value.offset) or 0,
         )
 
     def describe(self, value: Any) -> str:
@@ -136,6 +132,10 @@ class GrepTool(Tool):
             return tool_error(f"ripgrep failed: {message}")
         outcome = await collector.result(stopped)
         return finish(outcome, self.spec, ctx)
+
+
+def _given(value: T | UnsetType) -> T | None:
+    return None if isinstance(value, UnsetType) else value
 
 
 def _command(rg: str, call: _GrepCall, target: str) -> list[str]:
@@ -199,6 +199,7 @@ class _Collector:
         self.call = call
         self.found = False
         self.lines = 0
+        self.skipped = 0  # content lines passed over for `offset`
         self.entries: list[bytes] = []
         self.sink: OutputSink | None = None
         if call.mode == "content":
@@ -209,6 +210,9 @@ class _Collector:
         self.found = True
         if self.sink is None:
             self.entries.append(line)
+            return False
+        if self.skipped < self.call.offset:
+            self.skipped += 1
             return False
         # ripgrep prints a CRLF file's lines with their \r: the model needs only the text.
         self.sink.write(line.removesuffix(b"\r") + b"\n")
@@ -227,10 +231,21 @@ class _Collector:
         out = self.sink.collect()  # before close: collect flushes the spill file
         self.sink.close()
         text = out.text.rstrip("\n")
+        offset = self.call.offset
         if not text:
+            if offset and self.skipped:
+                return ToolOutcome(f"No matches found after the first {self.skipped} lines.")
             return ToolOutcome("No matches found")
-        if stopped:
-            text += f"\n\n(Showing the first {self.lines} lines: head_limit={self.lines}.)"
+        if stopped or offset:
+            first = offset + 1
+            shown = (
+                f"lines {first}-{offset + self.lines}"
+                if offset
+                else f"the first {self.lines} lines"
+            )
+            paging = [f"head_limit={self.call.head_limit}"] if stopped else []
+            paging += [f"offset={offset}"] if offset else []
+            text += f"\n\n(Showing {shown}: {', '.join(paging)}.)"
         return ToolOutcome(
             text, truncated=out.truncated, output_path=out.path, output_bytes=out.total_bytes
         )
@@ -244,11 +259,21 @@ class _Collector:
         else:
             paths = await anyio.to_thread.run_sync(_newest_first, paths)
         total = len(paths)
-        shown = paths[: self.call.head_limit] if self.call.head_limit else paths
+        shown = self._page(paths)
         header = f"Found {total} file{'s' if total != 1 else ''}"
         if len(shown) < total:
-            header += f" (showing the {len(shown)} newest: head_limit={self.call.head_limit})"
+            header += f" (showing {len(shown)}, newest first: {self._paging()})"
         return ToolOutcome("\n".join([header, *(_text(p) for p in shown)]))
+
+    def _page(self, entries: list[E]) -> list[E]:
+        """``offset`` entries skipped, then at most ``head_limit`` kept."""
+        start = self.call.offset
+        limit = self.call.head_limit
+        return entries[start : start + limit] if limit else entries[start:]
+
+    def _paging(self) -> str:
+        parts = [f"head_limit={self.call.head_limit}"] if self.call.head_limit else []
+        return ", ".join([*parts, f"offset={self.call.offset}"] if self.call.offset else parts)
 
     def _count(self) -> ToolOutcome:
         if not self.entries:
@@ -259,10 +284,10 @@ class _Collector:
             rows.append((path, int(number) if number.isdigit() else 0))
         rows.sort()
         occurrences = sum(n for _, n in rows)
-        shown = rows[: self.call.head_limit] if self.call.head_limit else rows
+        shown = self._page(rows)
         lines = [f"{_text(path)}:{n}" for path, n in shown]
         if len(shown) < len(rows):
-            lines.append(f"(showing {len(shown)} of {len(rows)} files: head_limit)")
+            lines.append(f"(showing {len(shown)} of {len(rows)} files: {self._paging()})")
         what = "matching line" if occurrences == 1 else "matching lines"
         files = "file" if len(rows) == 1 else "files"
         lines += ["", f"Found {occurrences} {what} across {len(rows)} {files}."]

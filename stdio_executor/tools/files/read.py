@@ -17,25 +17,22 @@ stops a read of a huge file promptly.
 from __future__ import annotations
 
 import base64
-import functools
 import io
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
 from ..base import Tool, ToolContext, ToolOutcome, ToolSpec
+from ..inputs import ReadInput, parse
 from ..output import OutputSink
 from .results import Check, finish, input_error, missing_path, no_check, tool_error
 from .text import IMAGE_EXTENSIONS, SNIFF_BYTES, TextCodec, image_type, looks_binary
-
-if TYPE_CHECKING:
-    from ..inputs import ReadInput
 
 __all__ = ["INLINE_MAX_BYTES", "ReadTool"]
 
@@ -64,27 +61,18 @@ class _ReadCall:
     limit: int
 
 
-@functools.cache
-def _input_validator() -> Callable[[str, Mapping[str, Any]], ReadInput]:
-    """pydantic loads on the first call, never at start-up; an import statement in
-    ``validate`` itself cost 3% of a small Read (bench/NOTES.md)."""
-    from ..inputs import ReadInput
-    from ..validation import validate_model
-
-    return lambda tool, raw: validate_model(tool, ReadInput, raw)
-
-
 class ReadTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _ReadCall:
-        value = _input_validator()(self.spec.name, raw)
+        value = parse(self.spec.name, ReadInput, raw)
         if not value.file_path:
             raise input_error(self.spec.name, "file_path", "must not be empty")
-        if value.offset is not None and value.offset < 0:
-            raise input_error(self.spec.name, "offset", f"must be at least 1 (got {value.offset})")
-        if value.limit is not None and value.limit < 1:
-            raise input_error(self.spec.name, "limit", f"must be at least 1 (got {value.limit})")
-        # offset 0 reads from the start, as Claude Code does.
-        return _ReadCall(value.file_path, max(value.offset or 1, 1), value.limit or DEFAULT_LIMIT)
+        limit = value.limit if isinstance(value.limit, int) else DEFAULT_LIMIT
+        if limit < 1:
+            raise input_error(self.spec.name, "limit", f"must be at least 1 (provided {limit})")
+        # offset 0 reads from the start, as Claude Code does; a negative one counts from the
+        # end, resolved once the file's length is known.
+        offset = value.offset if isinstance(value.offset, int) else 1
+        return _ReadCall(value.file_path, offset or 1, limit)
 
     def describe(self, value: Any) -> str:
         call: _ReadCall = value
@@ -180,13 +168,17 @@ def _render(
             f"{path} appears to be a binary file. Read shows text files and png, jpeg, gif "
             "and webp images; inspect other files with Bash (e.g. `file`, `xxd | head`)."
         )
-    last = call.offset + call.limit - 1
     if rest is None:
         text = head[len(codec.bom) :].decode(codec.name, "replace")
+        if call.offset < 0:
+            call = _from_end(call, text.count("\n") + (not text.endswith("\n")))
         total, numbered = _number_text(text, call)
-        more = total > last
+        more = total > call.offset + call.limit - 1
         out = None
     else:
+        if call.offset < 0:
+            rest.seek(len(codec.bom))
+            call = _from_end(call, _count_lines(rest, codec.name, check))
         rest.seek(len(codec.bom))
         out = _Numbered(spec.max_result_bytes, lambda: ctx.session.spill_path(ctx.tool_use_id))
         # newline="\n": split on \n only and translate nothing (\r is stripped per line).
@@ -201,6 +193,7 @@ def _render(
             f"The file {path} has only {total} {lines}, fewer than the offset {call.offset}. "
             "Use a smaller offset."
         )
+    last = call.offset + call.limit - 1
     note = f"(The file has more lines after line {last}. Use offset={last + 1} to read on.)"
     if out is not None:
         if more:
@@ -208,6 +201,26 @@ def _render(
             out.add(note)
         return out.result(spec, ctx)
     return finish(ToolOutcome(f"{numbered}\n\n{note}" if more else numbered), spec, ctx)
+
+
+def _from_end(call: _ReadCall, total: int) -> _ReadCall:
+    """A negative offset counts from the end: -1 is the last line (Claude Code's reading)."""
+    return _ReadCall(call.file_path, max(total + call.offset + 1, 1), call.limit)
+
+
+def _count_lines(stream: io.BufferedReader, encoding: str, check: Check) -> int:
+    """The number of lines from the stream's position on, counted as ``_number_lines``
+    counts them; the stream is left open (for a second pass) at an unspecified position."""
+    text_io = io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="\n")
+    count, last = 0, ""
+    try:
+        while chunk := text_io.read(_SKIP_CHUNK_CHARS):
+            check()
+            count += chunk.count("\n")
+            last = chunk[-1]
+    finally:
+        text_io.detach()
+    return count + (bool(last) and last != "\n")
 
 
 def _number_text(text: str, call: _ReadCall) -> tuple[int, str]:

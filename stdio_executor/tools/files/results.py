@@ -1,7 +1,7 @@
 """How the file tools word their outcomes.
 
 Owns: the ``<tool_use_error>`` wrapping Claude Code uses for a failed call, the wording of
-input checks pydantic cannot express, the "did you mean" hint for a path that does not
+input checks a Struct cannot express, the "did you mean" hint for a path that does not
 exist, and handing oversized text to ``spill_text`` (SPEC section 5).
 Must not: decide whether something is an error; the tools do.
 """
@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ..base import InputError, ToolContext, ToolOutcome, ToolSpec
 from ..output import spill_text
+from ..validation import Problems
 
 __all__ = [
     "Check",
@@ -42,10 +43,8 @@ def tool_error(message: str) -> ToolOutcome:
 
 
 def input_error(tool: str, field: str, problem: str) -> InputError:
-    return InputError(
-        f"<tool_use_error>InputValidationError: {tool} failed due to the following issue:\n"
-        f"- `{field}`: {problem}</tool_use_error>"
-    )
+    """A problem found after parsing, worded as ``validation`` words the others."""
+    return InputError(Problems(other=[(field, problem)]).message(tool))
 
 
 def missing_path(path: str, what: str = "File") -> ToolOutcome:

@@ -25,6 +25,7 @@ import anyio.from_thread
 import anyio.to_thread
 
 from ..base import InputError, Tool, ToolContext, ToolOutcome
+from ..inputs import EditInput, WriteInput, parse
 from ..session import FileStamp, Session
 from .read import INLINE_MAX_BYTES, MAX_LINE_CHARS
 from .results import Check, input_error, missing_path, no_check, tool_error
@@ -60,10 +61,7 @@ class _EditCall:
 
 class WriteTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _WriteCall:
-        from ..inputs import WriteInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, WriteInput, raw)
+        value = parse(self.spec.name, WriteInput, raw)
         if not value.file_path:
             raise input_error(self.spec.name, "file_path", "must not be empty")
         return _WriteCall(value.file_path, value.content)
@@ -88,10 +86,7 @@ class WriteTool(Tool):
 
 class EditTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _EditCall:
-        from ..inputs import EditInput
-        from ..validation import validate_model
-
-        value = validate_model(self.spec.name, EditInput, raw)
+        value = parse(self.spec.name, EditInput, raw)
         if not value.file_path:
             raise input_error(self.spec.name, "file_path", "must not be empty")
         if value.old_string == value.new_string:
