@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .bash_syntax import analyze, split_simple_commands
+from .protected import hook_scripts, protected
+from .readonly import is_read_only
 from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
 from .settings import Settings
 from .shell import ParsedCommand, SimpleCommand, parse
@@ -38,7 +40,6 @@ DONT_ASK_REASON = "dontAsk mode: no rule allows it"
 
 Kind = Literal["allow", "ask", "deny"]
 _READING = frozenset({"Read", "Glob", "Grep"})
-_EDITING = frozenset({"Edit", "Write"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,8 @@ class Facts:
     read_only: bool
     cwd: str
     aliases: tuple[str, ...] = ()
+    # The input field naming the file the tool changes (ToolSpec.edits_path), or None.
+    edits_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +106,10 @@ class Policy:
         self.uses_shell_parser = any(
             r.bash is not None for r in (*settings.allow, *settings.deny, *settings.ask)
         )
+        self._workspace = workspace
+        commands = [h.command for g in settings.hooks.pre_tool_use for h in g.hooks]
+        commands += [h.command for g in settings.hooks.post_tool_use for h in g.hooks]
+        self.hook_files = hook_scripts(commands, workspace)
 
     # ----------------------------------------------------------------------- decisions
 
@@ -112,7 +119,7 @@ class Policy:
         deny, ask, allow = self._rules(facts)
         if facts.name == "Bash":
             return self._bash(facts, deny, ask, allow)
-        if facts.name in PATH_TOOLS:
+        if facts.name in PATH_TOOLS or facts.edits_path:
             return self._files(facts, deny, ask, allow)
         if deny:
             return self._denied_by(facts, deny[0])
@@ -133,7 +140,7 @@ class Policy:
             command = str(facts.tool_input.get("command", ""))
             rule, _ = bash_first_match(command, self._parse(command), deny)
             return self._denied_by(facts, rule) if rule else None
-        if facts.name in PATH_TOOLS:
+        if facts.name in PATH_TOOLS or facts.edits_path:
             for target in self._targets(facts):
                 rule = self._path_rule(deny, target, either=True)
                 if rule is not None:
@@ -169,6 +176,10 @@ class Policy:
                 "part of it is only known when it runs",
                 firm=True,
             )
+        if self.mode != "bypassPermissions" and not facts.read_only:
+            why = self._bash_protected(command, parsed, facts.cwd)
+            if why is not None:
+                return Decision("ask", why, firm=True)
         if allow:
             used, _why = bash_allowed(command, parsed, allow, self._harmless(facts.cwd))
             if used:
@@ -193,6 +204,11 @@ class Policy:
             rule = self._path_rule(ask, target, either=True)
             if rule is not None:
                 return Decision("ask", f"ask rule {rule.describe()}", firm=True)
+        if facts.edits_path and self.mode != "bypassPermissions":
+            for target in targets:
+                why = self._protected(target, allow)
+                if why is not None:
+                    return Decision("ask", why, firm=True)
         roots = self._read_roots if facts.name in _READING else self._roots
         for target in targets:
             if self._inside(target.resolved, roots):
@@ -221,7 +237,7 @@ class Policy:
             return Decision("allow", "bypassPermissions mode")
         if facts.read_only:
             return Decision("allow", "read-only")
-        if self.mode == "acceptEdits" and facts.name in _EDITING:
+        if self.mode == "acceptEdits" and facts.edits_path:
             return Decision("allow", "acceptEdits mode")
         if self.mode == "plan":
             return self._plan(facts)
@@ -249,12 +265,62 @@ class Policy:
 
     # --------------------------------------------------------------------------- helpers
 
+    def _bash_protected(self, command: str, parsed: ParsedCommand | None, cwd: str) -> str | None:
+        """Why a command line that visibly writes a control file needs approval: output
+        redirected into one, a command (not read-only) naming one as an operand
+        (``cp x .git/hooks/pre-commit``, ``sed -i ... .bashrc``, ``cd .git``), or
+        ``git config`` setting a value."""
+        if parsed is None:
+            parsed = self._parse(command)
+        paths = [t for t in parsed.targets if t]
+        for simple in parsed.commands:
+            argv = simple.argv() or [w.text for w in simple.words if w.text is not None]
+            if not argv or is_read_only(argv):
+                continue
+            if os.path.basename(argv[0]) == "git" and _git_config_write(argv[1:]):
+                return "git config changes the repository's settings (hooks, pagers, aliases)"
+            for word in argv[1:]:
+                value = word.partition("=")[2] if word.startswith("-") or "=" in word else word
+                if value:
+                    paths.append(value)
+        for given in paths:
+            try:
+                lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(given)))
+            except ValueError:
+                continue
+            for path in (lexical, self._real(lexical)):
+                why = path and protected(path, self.hook_files, ignore_case=self._ignore_case)
+                if why:
+                    return why
+        return None
+
+    def _protected(self, target: _Target, allow: Sequence[Rule]) -> str | None:
+        """Why writing this target needs approval in every mode but bypassPermissions: it
+        is a control file (``protected``). An allow rule that names the control path
+        itself (``Edit(.husky/**)``) is the user's specific grant."""
+        for path in (target.lexical, target.resolved):
+            if path is None:
+                continue
+            why = protected(path, self.hook_files, ignore_case=self._ignore_case)
+            if why is None:
+                continue
+            granted = any(
+                r.path is not None and self._matches(r, path) and _names_control(r, path)
+                for r in allow
+            )
+            return None if granted else why
+        return None
+
     def _rules(self, facts: Facts) -> tuple[tuple[Rule, ...], ...]:
         cached = self._by_tool.get(facts.name)
         if cached is None:
             s = self.settings
             cached = tuple(
-                tuple(r for r in rules if r.names(facts.name, facts.aliases))
+                tuple(
+                    r
+                    for r in rules
+                    if r.names(facts.name, facts.aliases, edits=facts.edits_path is not None)
+                )
                 for rules in (s.deny, s.ask, s.allow)
             )
             self._by_tool[facts.name] = cached
@@ -284,7 +350,9 @@ class Policy:
         data = facts.tool_input
         name = facts.name
         given: str | None
-        if name in ("Read", "Write", "Edit"):
+        if facts.edits_path:
+            given = data.get(facts.edits_path)
+        elif name == "Read":
             given = data.get("file_path")
         elif name == "Grep":
             given = data.get("path") or "."
@@ -375,3 +443,38 @@ def _glob_root(base: str, pattern: str) -> str:
     else:
         literal = literal[:-1]  # no wildcard at all: the last segment is the file
     return os.path.normpath(os.path.join(base, *literal)) if literal else base
+
+
+def _names_control(rule: Rule, path: str) -> bool:
+    """Whether an allow rule's specifier spells out the control file or folder it allows
+    (a specific grant), rather than reaching it with a wildcard (``Edit(**)``)."""
+    spec = rule.specifier or ""
+    return any(part and part.startswith(".") and part in spec for part in path.split("/"))
+
+
+_GIT_CONFIG_READS = frozenset(
+    {
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--list",
+        "-l",
+        "--get-color",
+        "--get-colorbool",
+        "get",
+        "list",
+    }
+)
+
+
+def _git_config_write(args: Sequence[str]) -> bool:
+    """Whether ``git ARGS`` is a ``git config`` that may set something."""
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option in ("-C", "-c", "--git-dir", "--work-tree") and rest:
+            rest.pop(0)
+    if not rest or rest[0] != "config":
+        return False
+    return not any(a in _GIT_CONFIG_READS for a in rest[1:])

@@ -71,8 +71,11 @@ class Rule:
     def describe(self) -> str:
         return f"{self.text} (from {self.source})"
 
-    def names(self, tool: str, aliases: Sequence[str] = ()) -> bool:
-        """Whether the rule is about this tool at all (its specifier aside)."""
+    def names(self, tool: str, aliases: Sequence[str] = (), *, edits: bool = False) -> bool:
+        """Whether the rule is about this tool at all (its specifier aside). ``edits``: the
+        tool changes a file (Edit rules cover every such tool, whatever its name)."""
+        if edits and self.tool == "Edit":
+            return True
         if self.tool.startswith("mcp__") and tool.startswith("mcp__"):
             server = self.tool.removesuffix("__*")
             if "__" not in server[len("mcp__") :]:

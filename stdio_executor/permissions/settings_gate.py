@@ -236,12 +236,12 @@ class SettingsGate(Gate):
         spec = tool.spec
         if self.policy.mode == "bypassPermissions":
             # Read-only or not changes nothing in this mode: skip the classification.
-            return Facts(spec.name, tool_input, False, call.cwd, spec.aliases)
+            return Facts(spec.name, tool_input, False, call.cwd, spec.aliases, spec.edits_path)
         # MCP servers declare readOnlyHint themselves: a hint, not a permission.
         read_only = spec.source != "mcp" and tool.is_concurrency_safe(value)
         if read_only and spec.name == "Bash":
             read_only = not has_assignment_prefix(str(tool_input.get("command", "")))
-        return Facts(spec.name, tool_input, read_only, call.cwd, spec.aliases)
+        return Facts(spec.name, tool_input, read_only, call.cwd, spec.aliases, spec.edits_path)
 
     def _payload(
         self,

@@ -61,6 +61,10 @@ class ToolSpec:
     source: Literal["builtin", "host", "mcp"] = "builtin"
     # A failure of this tool cancels its siblings (SPEC section 4: Bash only).
     cancels_siblings: bool = False
+    # The input field naming the file this tool changes (Write, Edit: "file_path"), or None.
+    # Permissions key on it: Edit rules, acceptEdits and protected control files apply to
+    # every tool that edits a path, whatever its name.
+    edits_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

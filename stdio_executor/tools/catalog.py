@@ -100,6 +100,7 @@ def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
             max_result_bytes=limit,
             aliases=aliases,
             cancels_siblings=name == "Bash",
+            edits_path="file_path" if name in ("Write", "Edit") else None,
         )
         for name, description, read_only, interrupt, limit, aliases, _ in _BUILTINS
         if wanted is None or name in wanted
