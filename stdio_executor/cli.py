@@ -461,6 +461,10 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         processes=session.processes,
         ignore_case=case_insensitive(config.workspace),
     )
+    for tool in ("Grep", "Glob"):  # deny rules also filter what searches return
+        hidden = gate.policy.hidden_files(tool)
+        if hidden is not None:
+            session.hidden[tool] = hidden
     threading.Thread(target=gate.warm, name="warm-permissions", daemon=True).start()
     return gate
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .bash_syntax import analyze, split_simple_commands
+from .hidden import HiddenFiles
 from .protected import hook_scripts, protected
 from .readonly import is_read_only
 from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
@@ -142,7 +143,7 @@ class Policy:
             return self._denied_by(facts, rule) if rule else None
         if facts.name in PATH_TOOLS or facts.edits_path:
             for target in self._targets(facts):
-                rule = self._path_rule(deny, target, either=True)
+                rule = self._path_rule(deny, target, either=True) or self._same_file(deny, target)
                 if rule is not None:
                     return self._denied_by(facts, rule, target.given)
             return None
@@ -196,6 +197,8 @@ class Policy:
         targets = self._targets(facts)
         for target in targets:
             rule = self._path_rule(deny, target, either=True)
+            if rule is None:
+                rule = self._same_file(deny, target)
             if rule is not None:
                 return self._denied_by(facts, rule, target.given)
         if self.mode == "plan" and not facts.read_only:
@@ -292,6 +295,28 @@ class Policy:
                 why = path and protected(path, self.hook_files, ignore_case=self._ignore_case)
                 if why:
                     return why
+        return None
+
+    def hidden_files(self, tool: str) -> HiddenFiles | None:
+        """The filter a searching tool applies to its results: the deny rules over paths
+        that name it (None when there are none, so the tool pays nothing)."""
+        deny = [r for r in self.settings.deny if r.path is not None and r.names(tool)]
+        return HiddenFiles(deny) if deny else None
+
+    def _same_file(self, deny: Sequence[Rule], target: _Target) -> Rule | None:
+        """The deny rule naming the target's file under another name (a hard link)."""
+        rules = [r for r in deny if r.path is not None]
+        if not rules or target.resolved is None:
+            return None
+        try:
+            st = os.stat(target.resolved)
+        except OSError:
+            return None
+        if st.st_nlink <= 1:
+            return None
+        for rule in rules:
+            if HiddenFiles([rule]).same_as_denied(st):
+                return rule
         return None
 
     def _protected(self, target: _Target, allow: Sequence[Rule]) -> str | None:

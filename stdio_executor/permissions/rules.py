@@ -683,6 +683,11 @@ class PathPattern:
     anchored: bool  # matched against the whole relative path, else against any one name
     dir_only: bool
     ignore_case: bool
+    # The directory every match lies under (base plus the pattern's literal leading
+    # segments), and whether the pattern is one literal path: where to look for the files
+    # a rule names (deny rules are also enforced on the identity of those files).
+    root: str = ""
+    literal: bool = False
 
     @classmethod
     def compile(
@@ -706,7 +711,15 @@ class PathPattern:
             pattern, dir_only = "**", False  # `Read(//)`, `Read(~/)`: everything below
         flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
         regex = re.compile(_gitignore_regex(pattern), flags)
-        return cls(spec, os.path.normpath(base), regex, anchored, dir_only, ignore_case)
+        root, literal = os.path.normpath(base), False
+        if anchored:
+            segments = pattern.split("/")
+            fixed = [p for p in _takewhile_literal(segments)]
+            root = os.path.normpath(os.path.join(base, *fixed)) if fixed else root
+            literal = len(fixed) == len(segments)
+        return cls(
+            spec, os.path.normpath(base), regex, anchored, dir_only, ignore_case, root, literal
+        )
 
     def matches(self, path: str, is_dir: Callable[[str], bool] = os.path.isdir) -> bool:
         """Whether an absolute, normalized ``path`` (or a directory above it) matches."""
@@ -721,6 +734,15 @@ class PathPattern:
             if self.regex.fullmatch(subject):
                 return True
         return False
+
+
+def _takewhile_literal(segments: list[str]) -> list[str]:
+    out = []
+    for segment in segments:
+        if any(c in segment for c in "*?[\\"):
+            break
+        out.append(segment)
+    return out
 
 
 def _relative(path: str, base: str, ignore_case: bool) -> str | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..processes import ProcessRegistry
 
@@ -34,6 +35,9 @@ class Session:
     processes: ProcessRegistry
     session_id: str = ""
     read_files: dict[str, FileStamp] = field(default_factory=dict)
+    # Per searching tool (Grep, Glob), the files deny rules hide from its results, by path
+    # and identity (permissions.hidden.HiddenFiles); absent when no deny rule names a path.
+    hidden: dict[str, Any] = field(default_factory=dict)
     # Commands started with run_in_background; kept so they are reaped, not garbage.
     background: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _spill_ready: bool = False
