@@ -18,7 +18,7 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import DEFAULT_MAX_LINE_BYTES, Config
@@ -161,6 +161,13 @@ def _parser() -> argparse.ArgumentParser:
         "anything else asks the host with permission_request)",
     )
     p.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="trust the workspace at once: its .claude/settings*.json apply in full and its "
+        ".mcp.json servers start (default: they only narrow permissions until the host sends "
+        "trust_workspace; docs/permissions.md)",
+    )
+    p.add_argument(
         "--no-prompt",
         action="store_true",
         help="never ask the host: what would be asked is denied (e.g. replaying fixtures)",
@@ -213,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings=tuple(args.settings),
         permission_mode=args.permission_mode,
         no_prompt=args.no_prompt,
+        trust_workspace=args.trust_workspace,
         host_tool_files=tuple(args.host_tools),
         mcp_configs=tuple(args.mcp_config),
         strict_mcp_config=args.strict_mcp_config,
@@ -235,8 +243,12 @@ def _serve(config: Config) -> int:
     external = _external_tools(config, registry)
     if external is None:
         return EXIT_USAGE
-    host, mcp_servers = external
-    first = [_ready_line(config, registry)]
+    host, mcp_servers, held_mcp = external
+    try:
+        permission_settings = _permission_settings(config)
+    except _BadSettings:
+        return EXIT_USAGE
+    first = [_ready_line(config, registry, permission_settings, held_mcp)]
     journal = None
     if config.journal:
         try:
@@ -248,10 +260,6 @@ def _serve(config: Config) -> int:
         for line in first:
             journal.record_out(line)
         journal.flush()
-    try:
-        permission_settings = _permission_settings(config)
-    except _BadSettings:
-        return EXIT_USAGE
     fds = claim_stdio()
     try:
         os.write(fds.output_fd, b"".join(first))
@@ -284,6 +292,7 @@ def _serve(config: Config) -> int:
         journal=journal,
         host=host,
         mcp_servers=mcp_servers,
+        held_mcp_servers=held_mcp,
     )
     try:
         return anyio.run(daemon.run)
@@ -299,9 +308,10 @@ def _serve(config: Config) -> int:
 
 def _external_tools(
     config: Config, registry: ToolRegistry
-) -> tuple[HostBridge | None, list[McpServerConfig]] | None:
-    """Host tools from --tools files (they go into ``ready``) and the MCP servers to start
-    after it; None (exit 2) for a file that cannot be used. Only cheap checks happen here:
+) -> tuple[HostBridge | None, list[McpServerConfig], list[McpServerConfig]] | None:
+    """Host tools from --tools files (they go into ``ready``), the MCP servers to start
+    after it, and the workspace's own servers held back until the host trusts the
+    workspace; None (exit 2) for a file that cannot be used. Only cheap checks happen here:
     JSON Schemas are checked after ``ready`` (jsonschema is slow to import)."""
     host = None
     if config.host_tool_files:
@@ -341,6 +351,7 @@ def _external_tools(
     if not config.strict_mcp_config and os.path.isfile(own):
         paths.insert(0, own)
     servers: dict[str, McpServerConfig] = {}
+    held: list[McpServerConfig] = []
     if paths:
         from .tools.mcp import McpConfigError, load_mcp_config
 
@@ -353,11 +364,20 @@ def _external_tools(
                     continue
                 sys.stderr.write(f"stdio-executor: --mcp-config {exc}\n")
                 return None
+            if path == own and not config.trust_workspace:
+                held = list(found)
+                continue  # a cloned repository's servers wait for trust_workspace
             servers.update((server.name, server) for server in found)
-    return host, list(servers.values())
+    held = [s for s in held if s.name not in servers]
+    return host, list(servers.values()), held
 
 
-def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
+def _ready_line(
+    config: Config,
+    registry: ToolRegistry,
+    settings: Settings | None = None,
+    held_mcp: Sequence[McpServerConfig] = (),
+) -> bytes:
     from .protocol import PROTOCOL_VERSION, Limits, Ready, ToolDefinition, ToolInfo, encode_event
 
     specs = registry.specs
@@ -386,8 +406,24 @@ def _ready_line(config: Config, registry: ToolRegistry) -> bytes:
             max_concurrency=config.max_concurrency,
             result_order=config.result_order,
         ),
+        workspace_trust=_workspace_trust(config, settings, held_mcp),
     )
     return encode_event(ready)
+
+
+def _workspace_trust(
+    config: Config, settings: Settings | None, held_mcp: Sequence[McpServerConfig]
+) -> Any:
+    """What ``ready`` says about workspace trust (imports the trust module only when a
+    workspace file exists, to keep start-up lean)."""
+    from .protocol import WorkspaceTrust
+
+    if config.trust_workspace or (settings is None and not held_mcp):
+        return WorkspaceTrust(trusted=config.trust_workspace)
+    from .permissions.trust import workspace_trust
+
+    held = settings.held_back if settings is not None else None
+    return workspace_trust(False, held, [s.name for s in held_mcp])
 
 
 def _open_journal(config: Config) -> tuple[Journal, list[bytes]]:
@@ -437,7 +473,10 @@ def _permission_settings(config: Config) -> Settings | None:
 
     try:
         return load_settings(
-            config.workspace, config.settings, ignore_case=case_insensitive(config.workspace)
+            config.workspace,
+            config.settings,
+            ignore_case=case_insensitive(config.workspace),
+            trust_workspace=config.trust_workspace,
         )
     except SettingsError as exc:
         sys.stderr.write(f"stdio-executor: bad settings: {exc}\n")

@@ -10,7 +10,7 @@ export interface AddTool {
   request_id?: string | null;
 }
 
-export type Command = AddTool | Interrupt | Discard | Drain | PermissionResponse | RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput;
+export type Command = AddTool | Interrupt | Discard | Drain | TrustWorkspace | PermissionResponse | RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput;
 
 /** Throw the open turn away: nothing more of it is written (a retried stream). */
 export interface Discard {
@@ -49,7 +49,21 @@ export interface ErrorEvent {
   tool_use_id: string | null;
 }
 
-export type Event = Ready | ToolStarted | Progress | ToolResult | Drained | Discarded | Interrupted | ErrorEvent | PermissionRequest | PermissionCancelled | ToolCall | ToolCancel | ToolsChanged | JournalRecovered;
+export type Event = Ready | ToolStarted | Progress | ToolResult | Drained | Discarded | Interrupted | ErrorEvent | PermissionRequest | PermissionCancelled | ToolCall | ToolCancel | ToolsChanged | JournalRecovered | WorkspaceTrusted;
+
+/**
+ * What the workspace's own files asked for that an untrusted workspace does not get:
+ * only their deny and ask rules apply until the host trusts it.
+ */
+export interface HeldBack {
+  files: string[];
+  allow: string[];
+  default_mode: string | null;
+  additional_directories: string[];
+  hooks: string[];
+  sandbox: boolean;
+  mcp_servers: string[];
+}
 
 /** A tool the host implements: an API tool definition plus scheduling facts. */
 export interface HostToolDefinition {
@@ -146,6 +160,7 @@ export interface Ready {
   tools: ToolDefinition[];
   tool_info: { [key: string]: ToolInfo };
   limits: Limits;
+  workspace_trust: WorkspaceTrust | null;
 }
 
 export interface RegisterTool {
@@ -246,6 +261,15 @@ export interface ToolsChanged {
   request_id: string | null;
 }
 
+/**
+ * The host trusts the workspace: the settings and MCP servers `ready` reported as
+ * held back take effect (answered with `workspace_trusted`).
+ */
+export interface TrustWorkspace {
+  type: "trust_workspace";
+  request_id?: string | null;
+}
+
 export interface UnfinishedTool {
   tool_use_id: string;
   name: string;
@@ -257,4 +281,16 @@ export interface UnregisterTool {
   type: "unregister_tool";
   name: string;
   request_id?: string | null;
+}
+
+export interface WorkspaceTrust {
+  trusted: boolean;
+  held_back: HeldBack | null;
+}
+
+/** The answer to `trust_workspace`: what took effect (empty if nothing was held). */
+export interface WorkspaceTrusted {
+  type: "workspace_trusted";
+  applied: HeldBack;
+  request_id: string | null;
 }

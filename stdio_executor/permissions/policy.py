@@ -99,6 +99,8 @@ class Policy:
     ) -> None:
         self.mode = mode
         self.settings = settings
+        self.spill_dir = spill_dir
+        self.ignore_case = ignore_case
         self._ignore_case = ignore_case
         roots = [workspace, *settings.additional_directories]
         self._roots = tuple(self._real(r) for r in roots)
@@ -108,8 +110,11 @@ class Policy:
             r.bash is not None for r in (*settings.allow, *settings.deny, *settings.ask)
         )
         self._workspace = workspace
-        commands = [h.command for g in settings.hooks.pre_tool_use for h in g.hooks]
-        commands += [h.command for g in settings.hooks.post_tool_use for h in g.hooks]
+        # Hook scripts are protected whether or not the hooks run yet (an untrusted
+        # workspace's hooks are held back, and become real on trust).
+        hooks = (settings.pending or settings).hooks
+        commands = [h.command for g in hooks.pre_tool_use for h in g.hooks]
+        commands += [h.command for g in hooks.post_tool_use for h in g.hooks]
         self.hook_files = hook_scripts(commands, workspace)
 
     # ----------------------------------------------------------------------- decisions

@@ -27,6 +27,7 @@ __all__ = [
     "ErrorCode",
     "ErrorEvent",
     "Event",
+    "HeldBack",
     "HostToolDefinition",
     "Interrupt",
     "Interrupted",
@@ -50,8 +51,11 @@ __all__ = [
     "ToolStarted",
     "ToolUse",
     "ToolsChanged",
+    "TrustWorkspace",
     "UnfinishedTool",
     "UnregisterTool",
+    "WorkspaceTrust",
+    "WorkspaceTrusted",
 ]
 
 PROTOCOL_VERSION = 1
@@ -134,6 +138,13 @@ class Drain(_Message, tag="drain", frozen=True, kw_only=True):
     request_id: str | None = None
 
 
+class TrustWorkspace(_Message, tag="trust_workspace", frozen=True, kw_only=True):
+    """The host trusts the workspace: the settings and MCP servers ``ready`` reported as
+    held back take effect (answered with ``workspace_trusted``)."""
+
+    request_id: str | None = None
+
+
 class PermissionResponse(_Message, tag="permission_response", frozen=True, kw_only=True):
     """The host's answer to a ``permission_request`` (same ``request_id``)."""
 
@@ -188,6 +199,7 @@ Command = (
     | Interrupt
     | Discard
     | Drain
+    | TrustWorkspace
     | PermissionResponse
     | RegisterTool
     | UnregisterTool
@@ -222,6 +234,24 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     result_order: Literal["strict", "barrier"]
 
 
+class HeldBack(msgspec.Struct, frozen=True, kw_only=True):
+    """What the workspace's own files asked for that an untrusted workspace does not get:
+    only their deny and ask rules apply until the host trusts it."""
+
+    files: list[str] = []  # the workspace files something was held back from
+    allow: list[str] = []  # allow rules
+    default_mode: str | None = None
+    additional_directories: list[str] = []
+    hooks: list[str] = []  # hook commands
+    sandbox: bool = False  # a `sandbox` section
+    mcp_servers: list[str] = []  # servers of the workspace's .mcp.json
+
+
+class WorkspaceTrust(msgspec.Struct, frozen=True, kw_only=True):
+    trusted: bool
+    held_back: HeldBack | None = None  # None: nothing was held back
+
+
 class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     protocol_version: int
     version: str
@@ -229,6 +259,7 @@ class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     tools: list[ToolDefinition]
     tool_info: dict[str, ToolInfo]
     limits: Limits
+    workspace_trust: WorkspaceTrust | None = None
 
 
 class ToolStarted(_Message, tag="tool_started", frozen=True, kw_only=True):
@@ -350,6 +381,13 @@ class JournalRecovered(_Message, tag="journal_recovered", frozen=True, kw_only=T
     unfinished: list[UnfinishedTool]
 
 
+class WorkspaceTrusted(_Message, tag="workspace_trusted", frozen=True, kw_only=True):
+    """The answer to ``trust_workspace``: what took effect (empty if nothing was held)."""
+
+    applied: HeldBack
+    request_id: str | None = None
+
+
 class ErrorEvent(_Message, tag="error", frozen=True, kw_only=True):
     code: ErrorCode
     message: str
@@ -373,4 +411,5 @@ Event = (
     | ToolCancel
     | ToolsChanged
     | JournalRecovered
+    | WorkspaceTrusted
 )

@@ -69,7 +69,9 @@ from ..protocol import (
     ToolProgressCommand,
     ToolResult,
     ToolStarted,
+    TrustWorkspace,
     UnregisterTool,
+    WorkspaceTrusted,
     encode_event,
 )
 from ..protocol.messages import Event
@@ -203,6 +205,7 @@ class Daemon:
         journal: Journal | None = None,
         host: HostBridge | None = None,
         mcp_servers: Sequence[McpServerConfig] = (),
+        held_mcp_servers: Sequence[McpServerConfig] = (),
     ):
         self.config = config
         self.journal = journal
@@ -240,6 +243,8 @@ class Daemon:
             if mcp_servers
             else None
         )
+        # The workspace's .mcp.json servers, until the host trusts the workspace.
+        self._held_mcp = list(held_mcp_servers)
 
     # ------------------------------------------------------------------------ life
 
@@ -329,6 +334,8 @@ class Daemon:
             self._perform(self.core.handle(DiscardRequested(item.request_id)))
         elif isinstance(item, Drain):
             self._perform(self.core.handle(DrainRequested(item.request_id)))
+        elif isinstance(item, TrustWorkspace):
+            self._trust_workspace(item)
         elif isinstance(item, PermissionResponse):
             error = self.gate.on_response(item)
             if error is not None:
@@ -371,6 +378,26 @@ class Daemon:
             events = self.toolset.unregister(command, line)
         for event in events:
             self._emit(event)
+
+    def _trust_workspace(self, command: TrustWorkspace) -> None:
+        """Held-back settings (gate) and MCP servers take effect; later calls see them."""
+        from ..permissions.trust import held_back_message
+
+        held = self.gate.trust()
+        servers, self._held_mcp = self._held_mcp, []
+        if servers:
+            if self.mcp is None:
+                self.mcp = McpManager(
+                    servers,
+                    self.session,
+                    lambda server, tools: self.inbox.put(ServerTools(server, tools)),
+                )
+                assert self._tg is not None
+                self._tg.start_soon(self.mcp.run)
+            else:
+                self.mcp.add(servers)
+        applied = held_back_message(held, [s.name for s in servers])
+        self._emit(WorkspaceTrusted(applied=applied, request_id=command.request_id))
 
     def _host_call_expected(self, tool_use_id: str) -> bool:
         """A host tool call of the open turn is added or started, but not yet asked."""
