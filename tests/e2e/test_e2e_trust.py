@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from daemon_harness import is_type, run_daemon, tool_use, wait_until
 
-from stdio_executor.protocol import Drained, PermissionRequest, WorkspaceTrusted
+from stdio_executor.protocol import Drained, Event, PermissionRequest, WorkspaceTrusted
 
 
 def _repository(tmp_path: Path) -> Path:
@@ -43,6 +44,10 @@ def _repository(tmp_path: Path) -> Path:
     return ws
 
 
+def _drained(turn: int) -> Callable[[Event], bool]:
+    return lambda e: isinstance(e, Drained) and e.turn == turn
+
+
 def test_untrusted_workspace_files_only_narrow(tmp_path: Path) -> None:
     ws = _repository(tmp_path)
     with run_daemon(ws, "--settings", "{}", "--no-prompt") as d:
@@ -65,7 +70,7 @@ def test_untrusted_workspace_files_only_narrow(tmp_path: Path) -> None:
             d.send(call)
             d.send({"type": "drain"})
             assert d.result(tool_use_id).meta.status == "denied", tool_use_id
-            d.wait_for(lambda e, t=turn: isinstance(e, Drained) and e.turn == t)
+            d.wait_for(_drained(turn))
     assert not (ws / "made").exists() and (ws / "victim").exists()
     assert not (tmp_path / "hook-ran").exists()
     assert not (tmp_path / "mcp-started").exists()
