@@ -1,8 +1,10 @@
 """Command line: ``stdio-executor [options]`` runs the daemon; subcommands do the rest.
 
-Owns: argument parsing, logging set-up, and the start-up order, which is tuned for time to
-the ``ready`` line: the line is built from pre-generated schemas and written before anyio,
-asyncio or the tool modules are imported (PERF-NOTES: those imports are most of a cold start).
+Owns: the daemon's options, parsing the command line (the subcommands' own parsers are in
+``commands``, loaded only when one is named), logging set-up, and the start-up order, which
+is tuned for time to the ``ready`` line: the line is built from pre-generated schemas and
+written before anyio, asyncio or the tool modules are imported (PERF-NOTES: those imports
+are most of a cold start).
 Commands the host sends meanwhile wait in the pipe, so nothing is lost.
 
 Exit codes: 0 stdin reached EOF and every result was written; 1 internal error;
@@ -38,19 +40,41 @@ log = logging.getLogger("stdio_executor")
 
 EXIT_USAGE = 2
 
+# Every subcommand (commands.py defines them), in --help's order. Kept here so that the
+# daemon's fast path (see _parse) need not load commands.py.
+SUBCOMMANDS = (
+    "help",
+    "schema",
+    "replay",
+    "record",
+    "journal-to-fixture",
+    "timeline",
+    "completion",
+)
+
+_USAGE = """\
+stdio-executor [DAEMON OPTIONS]        run the daemon: NDJSON commands in, events out
+       stdio-executor COMMAND [ARGS...]       a subcommand (stdio-executor help COMMAND)"""
+
 _DESCRIPTION = """\
 Run tool calls for an LLM agent: NDJSON commands on stdin, NDJSON events on stdout.
+With no subcommand, stdio-executor is the daemon; its options are listed below."""
 
-subcommands:
-  schema            print the protocol's JSON Schema
-  replay PATH...    pipe recorded fixtures through fresh daemons and compare (docs/fixtures.md)
-  record DIR        run a daemon on stdin/stdout and save the session as a fixture
-  journal-to-fixture JOURNAL DIR
-                    turn the last session of a journal into a fixture
-  timeline JOURNAL  draw a journal's tools as an SVG timeline (-o FILE)
+# Every variable the package reads; tests/test_cli.py checks this list against the source.
+_ENVIRONMENT = """\
+environment:
+  STDIO_EXECUTOR_KILL_GRACE  seconds a stopped Bash process group gets between SIGTERM and
+                             SIGKILL (default 1.0)
+  MCP_TIMEOUT                milliseconds an MCP server gets to start (default 30000)
+  MCP_TOOL_TIMEOUT           milliseconds one MCP tool call may take (default 600000)
+  TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
+                             (default /tmp)
+  CLAUDE_PROJECT_DIR         set by the daemon for hooks: the workspace
 """
 
-_EPILOG = """\
+_EPILOG = (
+    _ENVIRONMENT
+    + """
 example:
   printf '%s\\n' '{"type":"add_tool","tool_use":{"type":"tool_use","id":"a","name":"Bash",\
 "input":{"command":"echo hi"}}}' '{"type":"drain"}' | stdio-executor
@@ -58,6 +82,7 @@ example:
 exit codes: 0 EOF and all written, 1 internal error, 2 usage, 3 host gone, 128+N signal N.
 Protocol reference: docs/protocol.md
 """
+)
 
 
 def _positive(text: str) -> int:
@@ -67,113 +92,138 @@ def _positive(text: str) -> int:
     return value
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
+    """The whole command line: the daemon's options, then the subcommands (left out on the
+    daemon's fast path, see ``_parse``). Helpers adding a daemon option add it to ``d``, the
+    group --help lists as the daemon's."""
+    formatter: type[argparse.HelpFormatter] = argparse.HelpFormatter  # only usage is shown
+    if subcommands:
+        from .commands import HelpFormatter
+
+        formatter = HelpFormatter
     p = argparse.ArgumentParser(
         prog="stdio-executor",
+        usage=_USAGE,
         description=_DESCRIPTION,
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=formatter,
     )
     p.add_argument("--version", action="version", version=f"stdio-executor {__version__}")
-    p.add_argument(
+    d = p.add_argument_group("daemon options (with no subcommand)")
+    d.add_argument(
         "--workspace",
         default=None,
+        metavar="DIR",
         help="directory the tools work in (default: the current directory)",
     )
-    p.add_argument(
+    d.add_argument(
         "--max-concurrency",
         type=_positive,
         default=10,
         metavar="N",
         help="most tools executing at once (default 10)",
     )
-    p.add_argument(
+    d.add_argument(
         "--result-order",
         choices=("strict", "barrier"),
         default="strict",
         help="strict: results in add_tool order (default); barrier: Claude Code's order, a "
         "finished result may pass an earlier read-only tool that still runs",
     )
-    p.add_argument(
+    d.add_argument(
         "--max-line-bytes",
         type=_positive,
         default=DEFAULT_MAX_LINE_BYTES,
         metavar="N",
         help="longest input line accepted; longer ones are skipped with an error (default 64 MiB)",
     )
-    p.add_argument(
+    d.add_argument(
         "--spill-dir",
         default=None,
         metavar="DIR",
         help="where results over a tool's size limit are saved (default: a per-session "
         "directory under the system temp dir; files are kept after exit)",
     )
-    p.add_argument(
+    d.add_argument(
         "--builtin-tools",
         dest="enabled",
         default=None,
         metavar="NAMES",
         help="comma-separated built-in tools to enable, e.g. Read,Grep (default: all)",
     )
-    p.add_argument(
+    d.add_argument(
         "--tools",
         dest="host_tools",
         action="append",
         default=[],
         metavar="FILE",
         help="host-implemented tools: a JSON array of API tool definitions plus read_only, "
-        "interrupt_behavior, timeout_ms, aliases (may repeat; see docs/protocol.md)",
+        "interrupt_behavior, timeout_ms, aliases (may repeat; see docs/protocol.md; default: none)",
     )
-    p.add_argument(
+    d.add_argument(
         "--mcp-config",
         action="append",
         default=[],
         metavar="FILE",
         help="MCP servers from a Claude Code-style .mcp.json (may repeat); the workspace's "
-        ".mcp.json is read too unless --strict-mcp-config",
+        ".mcp.json is read too unless --strict-mcp-config (default: none)",
     )
-    p.add_argument(
+    d.add_argument(
         "--strict-mcp-config",
         action="store_true",
         help="use only the MCP servers of --mcp-config files",
     )
-    p.add_argument(
+    d.add_argument(
         "--journal",
         default=None,
         metavar="FILE",
         help="append every command received and event written to FILE (NDJSON); on start, "
-        "report tools the previous run started and never finished",
+        "report tools the previous run started and never finished (default: no journal)",
     )
-    p.add_argument(
+    d.add_argument(
         "--settings",
         action="append",
         default=[],
         metavar="PATH",
         help="a Claude Code settings.json (or JSON text) with permissions and hooks; may "
         "repeat; read after the workspace's .claude/settings.json and settings.local.json, "
-        "later files win (docs/permissions.md)",
+        "later files win (docs/permissions.md; default: none)",
     )
-    p.add_argument(
+    d.add_argument(
         "--permission-mode",
         default=None,
         choices=("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"),
-        help="overrides the settings' defaultMode (default: default: read-only tools run, "
-        "anything else asks the host with permission_request)",
+        help="overrides the settings' defaultMode (default: that, else `default`: read-only "
+        "tools run, anything else asks the host with permission_request)",
     )
-    p.add_argument(
+    d.add_argument(
         "--trust-workspace",
         action="store_true",
         help="trust the workspace at once: its .claude/settings*.json apply in full and its "
         ".mcp.json servers start (default: they only narrow permissions until the host sends "
         "trust_workspace; docs/permissions.md)",
     )
-    p.add_argument(
+    d.add_argument(
         "--no-prompt",
         action="store_true",
         help="never ask the host: what would be asked is denied (e.g. replaying fixtures)",
     )
-    p.add_argument("--log-level", default="warning", choices=("debug", "info", "warning", "error"))
-    p.add_argument("--log-format", default="text", choices=("text", "json"))
+    d.add_argument(
+        "--log-level",
+        default="warning",
+        choices=("debug", "info", "warning", "error"),
+        help="least severe diagnostics written to stderr",
+    )
+    d.add_argument(
+        "--log-format",
+        default="text",
+        choices=("text", "json"),
+        help="stderr diagnostics as text lines or as one JSON object per line",
+    )
+    if subcommands:
+        from .commands import add_subcommands
+
+        add_subcommands(p)
     return p
 
 
@@ -199,11 +249,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             "Install the project first: pip install -e .\n"
         )
         return EXIT_USAGE
-    if args_list[:1] == ["schema"]:
-        return _schema(args_list[1:])
-    if args_list[:1] and args_list[0] in _TOOL_SUBCOMMANDS:
-        return _tool_subcommand(args_list)
-    args = _parser().parse_args(args_list)
+    parser, args = _parse(args_list)
+    if args.subcommand is not None:
+        from .commands import run
+
+        return run(parser, args)
     _setup_logging(args.log_level, args.log_format)
     workspace = os.path.abspath(args.workspace or os.getcwd())
     if not os.path.isdir(workspace):
@@ -516,27 +566,45 @@ def _warm(registry: ToolRegistry) -> None:
         log.debug("warm-up failed", exc_info=True)
 
 
-_TOOL_SUBCOMMANDS = ("replay", "record", "journal-to-fixture", "timeline")
+def _parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
+    """Parse, with two rules argparse cannot express: ``record DIR -- DAEMON OPTIONS`` hands
+    everything after ``--`` to the recorded daemon, and a daemon option next to a subcommand
+    is refused rather than silently ignored.
 
-
-def _tool_subcommand(argv: list[str]) -> int:
-    if argv[0] == "timeline":
-        from .timeline import main as timeline_main
-
-        return timeline_main(argv[1:])
-    from .fixtures import main as fixtures_main
-
-    return fixtures_main(argv)
-
-
-def _schema(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(prog="stdio-executor schema", description="Print the JSON Schema.")
-    p.parse_args(argv)
-    from .protocol.schema import schema_json
-
-    sys.stdout.buffer.write(schema_json())
-    sys.stdout.flush()
-    return 0
+    Fast path: the subcommands' parsers cost ~2.5 ms to build (an ArgumentParser and a help
+    formatter per argument) and commands.py more to compile in a checkout without .pyc
+    files, a few percent of spawn-to-``ready``. A daemon's command line names no subcommand
+    and asks for no help, so it is parsed without them; anything the daemon's options leave
+    over (a typo'd subcommand) is parsed again in full for the proper error."""
+    if not any(a in SUBCOMMANDS or a.startswith(("-h", "--h")) for a in argv):
+        fast = _parser(subcommands=False)
+        args, extra = fast.parse_known_args(argv)
+        if not extra:
+            args.subcommand = None
+            return fast, args
+    parser = _parser()
+    if "--" in argv:
+        split = argv.index("--")
+        head = parser.parse_args(argv[:split])
+        if head.subcommand == "record":
+            head.daemon_args = argv[split + 1 :]
+            args = head
+        else:  # a `--` before a path that starts with "-"
+            args = parser.parse_args(argv)
+    else:
+        args = parser.parse_args(argv)
+    if args.subcommand is not None:
+        # Everything before the subcommand's name is a daemon option or its value (argparse
+        # hands what follows the name to the subcommand). Comparing values with defaults
+        # would not do: subcommands reuse names such as --workspace and JOURNAL.
+        before = argv[: argv.index(args.subcommand)]
+        if before:
+            given = ", ".join(a for a in before if a.startswith("-"))
+            parser.error(
+                f"{given}: daemon options go without a subcommand "
+                f"(stdio-executor {args.subcommand} --help lists its own options)"
+            )
+    return parser, args
 
 
 class _JsonFormatter(logging.Formatter):

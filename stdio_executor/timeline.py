@@ -26,7 +26,7 @@ from typing import Any
 
 from .journal import Session, last_session, read_sessions
 
-__all__ = ["Span", "main", "render_svg", "spans_of"]
+__all__ = ["Span", "render_svg", "run", "spans_of"]
 
 STATUS_COLORS = {
     "success": "#2e9d57",
@@ -330,17 +330,8 @@ def render_svg(
     return document
 
 
-def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(
-        prog="stdio-executor timeline",
-        description="Draw the tools of a journaled session (--journal) as an SVG timeline: "
-        "what ran in parallel, what waited, and how each ended.",
-    )
-    p.add_argument("journal", metavar="JOURNAL")
-    p.add_argument("-o", "--output", default="-", help="SVG file to write (default: stdout)")
-    p.add_argument("--session", type=int, default=None, help="session number, 1 = the first")
-    p.add_argument("--width", type=int, default=960, help="picture width in pixels")
-    args = p.parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """``stdio-executor timeline``, parsed by ``commands``."""
     try:
         if args.session is None:
             session = last_session(args.journal)

@@ -7,8 +7,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
+from stdio_executor.cli import main
 from stdio_executor.journal import last_session
-from stdio_executor.timeline import STATUS_COLORS, main, render_svg, spans_of
+from stdio_executor.timeline import STATUS_COLORS, render_svg, spans_of
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -87,6 +88,6 @@ def test_the_svg_has_a_row_per_tool_coloured_by_status(tmp_path: Path) -> None:
 
 def test_the_command_writes_the_picture(tmp_path: Path) -> None:
     write_journal(tmp_path / "j")
-    assert main([str(tmp_path / "j"), "-o", str(tmp_path / "t.svg")]) == 0
+    assert main(["timeline", str(tmp_path / "j"), "-o", str(tmp_path / "t.svg")]) == 0
     assert (tmp_path / "t.svg").read_text().startswith("<svg ")
-    assert main([str(tmp_path / "j"), "--session", "2"]) == 2
+    assert main(["timeline", str(tmp_path / "j"), "--session", "2"]) == 2
