@@ -37,7 +37,15 @@ from ..hooks.config import DEFAULT_TIMEOUT_S, HookCommand, HookGroup, Hooks, com
 from .rules import Rule, RuleError, parse_rule
 from .settings_model import MODES, HookGroupModel, SettingsFile, SettingsShapeError, decode
 
-__all__ = ["MODES", "HeldBack", "Settings", "SettingsError", "load_settings", "project_dir"]
+__all__ = [
+    "MODES",
+    "HeldBack",
+    "Settings",
+    "SettingsError",
+    "SettingsSource",
+    "load_settings",
+    "project_dir",
+]
 
 log = logging.getLogger("stdio_executor")
 
@@ -49,6 +57,19 @@ class SettingsError(Exception):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsSource:
+    """One settings file for sections read elsewhere (the sandbox reads ``sandbox``): its
+    label, its data (``{"sandbox": {...}}`` when it has that section), what ``/x`` paths
+    in it are relative to, and whether its relaxations count (a workspace file before the
+    workspace is trusted does not)."""
+
+    label: str
+    data: dict[str, Any]
+    base_dir: str
+    trusted: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +110,8 @@ class Settings:
     held_back: HeldBack = field(default_factory=HeldBack)
     # The workspace's own files among ``files`` (untrusted input until trusted).
     workspace_files: tuple[str, ...] = ()
-    # Each file's `sandbox` section, in merge order, with its source (for the sandbox).
-    sandbox_sections: tuple[tuple[str, dict[str, Any]], ...] = ()
+    # Every file in merge order, for sections read elsewhere (``sandbox``).
+    sources: tuple[SettingsSource, ...] = ()
 
 
 def project_dir(settings_path: str) -> str:
@@ -143,7 +164,22 @@ def load_settings(
     full = _Merged()
     for label, data, base, _own in sources:
         full.add(label, data, base, workspace, home, ignore_case)
-    trusted = full.settings(workspace_files=[s[0] for s in sources if s[3]])
+
+    def source_list(trust_own: bool) -> tuple[SettingsSource, ...]:
+        return tuple(
+            SettingsSource(
+                label,
+                {"sandbox": data.sandbox} if data.sandbox is not None else {},
+                base,
+                trust_own or not own,
+            )
+            for label, data, base, own in sources
+        )
+
+    trusted = replace(
+        full.settings(workspace_files=[s[0] for s in sources if s[3]]),
+        sources=source_list(True),
+    )
     if trust_workspace or not trusted.workspace_files:
         return trusted
     narrow = _Merged()
@@ -152,6 +188,7 @@ def load_settings(
     held = _held_back(sources, trusted, narrow)
     return replace(
         narrow.settings(workspace_files=trusted.workspace_files),
+        sources=source_list(False),
         trusted=False,
         pending=trusted,
         held_back=held,
@@ -233,7 +270,6 @@ class _Merged:
         self.pre: list[HookGroup] = []
         self.post: list[HookGroup] = []
         self.files: list[str] = []
-        self.sandbox: list[tuple[str, dict[str, Any]]] = []
 
     def settings(self, workspace_files: Sequence[str] = ()) -> Settings:
         return Settings(
@@ -245,7 +281,6 @@ class _Merged:
             Hooks(tuple(self.pre), tuple(self.post)),
             tuple(self.files),
             workspace_files=tuple(workspace_files),
-            sandbox_sections=tuple(self.sandbox),
         )
 
     def add(
@@ -291,8 +326,6 @@ class _Merged:
                 self.dirs.append(os.path.normpath(os.path.join(base_dir, expanded)))
         if narrow_only:
             return
-        if data.sandbox is not None:
-            self.sandbox.append((path, data.sandbox))
         if data.hooks is not None:
             for event, groups, target_groups in (
                 ("PreToolUse", data.hooks.PreToolUse, self.pre),
