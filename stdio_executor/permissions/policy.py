@@ -182,7 +182,10 @@ class Policy:
                 "part of it is only known when it runs",
                 firm=True,
             )
-        if self.mode != "bypassPermissions" and not facts.read_only:
+        # Only where something could let the command run without asking (an allow rule, a
+        # hook's allow) is it worth parsing for writes to control files.
+        could_run = bool(allow) or bool(self.settings.hooks.pre(facts.name))
+        if could_run and self.mode != "bypassPermissions" and not facts.read_only:
             why = self._bash_protected(command, parsed, facts.cwd)
             if why is not None:
                 return Decision("ask", why, firm=True)

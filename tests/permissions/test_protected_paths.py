@@ -158,7 +158,7 @@ def test_ordinary_commands_still_run(space: Workspace, command: str, allowed: bo
 
 
 def test_redirects_into_control_files_ask_even_when_a_hook_would_allow(space: Workspace) -> None:
-    gate = space.gate({}, mode="acceptEdits")
+    gate = space.gate(SETTINGS, mode="acceptEdits")  # a Bash hook could answer "allow"
     for command in ("echo x > .git/config", "printf x >> .bashrc", "cat a 1> .mcp.json"):
         decision = space.decide(gate, "Bash", {"command": command})
         assert decision.kind == "ask" and decision.firm, command
