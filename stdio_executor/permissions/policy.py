@@ -5,13 +5,21 @@ Owns: the order in which a call is judged (SPEC section 6), Claude Code's:
 1. a deny rule that matches -> deny (nothing overrides it: not a mode, a hook or the host);
 2. ``plan`` mode and the call is not read-only -> deny;
 3. an ask rule that matches, or a Bash command that could not be checked against a deny or
-   ask rule because part of it is only known when it runs -> ask;
+   ask rule because part of it is only known when it runs -> ask; a write to a control file
+   (``protected``: ``.git/``, ``.claude/``, shell start-up files ...) by a tool that edits
+   a path, or by a Bash line that visibly writes one -> ask, in every mode but
+   ``bypassPermissions`` (a hook's allow cannot skip it);
 4. a file tool whose path, resolved (``..``, symlinks, case), lies outside the workspace and
    ``additionalDirectories`` (and, for reading tools, the spill directory), unless an allow
    rule names the resolved path -> ask (deny in ``dontAsk`` and ``bypassPermissions``);
 5. allow rules that allow the call (for Bash: every simple command) -> allow;
 6. the mode: ``bypassPermissions`` runs everything, read-only calls run, ``acceptEdits`` runs
    Edit and Write, ``plan`` denies, ``dontAsk`` denies, ``default`` and ``acceptEdits`` ask.
+
+File deny rules also match the file's identity: a hard link to a file a rule names is that
+file (``hidden``). Tools are told apart by facts, not names: a tool that edits a path says
+which input field names it (``ToolSpec.edits_path``); Edit rules, ``acceptEdits`` and the
+control-file check apply to every such tool.
 
 In ``dontAsk`` mode every ask becomes a deny (the gate does that after hooks had their say).
 Bash is not confined to the workspace (its ``cd`` may leave it; SPEC section 9), but a ``cd``

@@ -165,7 +165,6 @@ def _subcommand(spec: Options, args: Sequence[str]) -> bool:
 
 # ----------------------------------------------------------------------------- tables
 
-_ANY = Options(operands=lambda operands: True, posix=True)  # echo-like: no options at all
 
 
 _LS = _opts(
@@ -521,7 +520,6 @@ _NUMFMT = _opts(
 _LOCALE = _opts("acmkv", "", "all-locales charmaps category-name keyword-name verbose help version")
 _NPROC = _opts("", "", "all ignore= help version", operands=_none)
 _GROUPS = Options(operands=lambda operands: True)
-_TRUE = Options(operands=lambda operands: True, posix=True)
 
 
 def _printf(args: Sequence[str]) -> bool:

@@ -13,9 +13,11 @@ removal, re-quoted only where needed and joined by single spaces. The rule's spe
 brought into the same form, so ``Bash(git commit -m "x")`` matches ``git commit -m 'x'``,
 and quoting tricks (``'rm' -rf``, ``r\\m``) cannot slip past a deny rule. A deny or ask rule
 matches a command line when it matches *any* of its simple commands (including those inside
-``$(...)``, subshells, ``bash -c '...'`` and ``eval``, and behind wrappers such as ``env``,
-``sudo`` or ``xargs``); an allow rule set allows a line only when *every* simple command is
-allowed and the line is plain (see ``shell``).
+``$(...)``, subshells, code handed to a shell, and behind wrappers: ``wrappers`` says what
+a command runs), and *might* match one it cannot resolve: then the call asks in every mode
+(expansion in the command word, an interpreter's code, a program-selecting variable, an
+unknown program whose operands name the rule's program). An allow rule set allows a line
+only when *every* simple command is allowed and the line is plain (see ``shell``).
 """
 
 from __future__ import annotations
