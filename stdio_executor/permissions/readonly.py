@@ -166,7 +166,6 @@ def _subcommand(spec: Options, args: Sequence[str]) -> bool:
 # ----------------------------------------------------------------------------- tables
 
 
-
 _LS = _opts(
     "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1",
     "IwT",

@@ -277,8 +277,9 @@ _MAX_HOPS = 8
 
 # Programs known never to run one of their operands as a command. Any other program whose
 # operands name the program of a deny or ask rule (`chronic rm x`, `tmux new 'rm x'`)
-# *might* run it: the call then asks (see ``bash_first_match``). `hash` (`hash -p /bin/rm
-# ls`) and `enable` are deliberately absent.
+# *might* run it: the call then asks (see ``bash_first_match``). Deliberately absent: `hash`
+# (`hash -p /bin/rm ls`), `enable`, `man` (`-P pager`), `tar` (`--to-command`, `-I`),
+# `zip` (`-TT`), `wget` (`--use-askpass`).
 _NON_RUNNERS = frozenset(
     [
         "echo",
@@ -304,8 +305,6 @@ _NON_RUNNERS = frozenset(
         "killall",
         "pgrep",
         "ps",
-        "man",
-        "info",
         "whatis",
         "apropos",
         "whereis",
@@ -386,18 +385,12 @@ _NON_RUNNERS = frozenset(
         "groups",
         "touch",
         "curl",
-        "wget",
-        "tar",
-        "zip",
-        "unzip",
         "gzip",
         "gunzip",
         "xz",
         "bzip2",
         "chattr",
         "lsattr",
-        "mount",
-        "umount",
         "sync",
     ]
 )

@@ -633,6 +633,11 @@ def runs(words: Sequence[Word]) -> list[Runs]:
         return []
     if name == "find":
         return list(_find_exec(args))
+    if name == "man":
+        # `man -P CMD` / `--pager=CMD` / `-H` (a browser) name a program; otherwise man
+        # shows pages with its own pager.
+        runs_one = any(v is None or v.startswith(("-P", "--pager", "-H", "--html")) for v in values)
+        return [UNKNOWN] if runs_one else []
     if name in _AWKS:
         return _awk(values)
     if name in ("sed", "gsed"):
@@ -817,7 +822,7 @@ def _interpreter(name: str, values: list[str | None]) -> list[Runs]:
 
 _HANDLED = frozenset(
     {*_WRAPPERS, *_SHELLS, *_AWKS, *_CODE_OPTIONS, *_STDIN_INTERPRETERS}
-    | {"eval", "trap", "alias", "source", ".", "find", "sed", "gsed", "git"}
+    | {"eval", "trap", "alias", "source", ".", "find", "sed", "gsed", "git", "man"}
 )
 
 
