@@ -6,7 +6,11 @@ daemon's ``tool_call`` with a progress report and the output, and prints the ``t
 blocks it would send back to the model.
 
     python examples/host_tool.py            # runs `python -m stdio_executor`
-    STDIO_EXECUTOR="stdio-executor" python examples/host_tool.py
+    STDIO_EXECUTOR="stdio-executor --log-level info" python examples/host_tool.py
+    STDIO_EXECUTOR='["stdio-executor", "--log-level", "info"]' python examples/host_tool.py
+
+``STDIO_EXECUTOR`` means what it means for every example and client (docs/protocol.md,
+section 3): a JSON array of words, or shell words.
 """
 
 from __future__ import annotations
@@ -32,8 +36,20 @@ WORD_COUNT = {
 }
 
 
+def daemon_command() -> list[str]:
+    value = os.environ.get("STDIO_EXECUTOR", "").strip()
+    if not value:
+        return [sys.executable, "-m", "stdio_executor"]
+    if value.startswith("["):
+        words = json.loads(value)
+        if not (isinstance(words, list) and words and all(isinstance(w, str) for w in words)):
+            raise SystemExit("STDIO_EXECUTOR: a JSON array must hold the command's words")
+        return words
+    return shlex.split(value)
+
+
 def main() -> int:
-    command = shlex.split(os.environ.get("STDIO_EXECUTOR", f"{sys.executable} -m stdio_executor"))
+    command = daemon_command()
     daemon = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert daemon.stdin is not None and daemon.stdout is not None
 

@@ -49,6 +49,7 @@ SUBCOMMANDS = (
     "record",
     "journal-to-fixture",
     "timeline",
+    "pretty",
     "completion",
 )
 
@@ -89,6 +90,16 @@ def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
 
 
@@ -209,6 +220,15 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         help="never ask the host: what would be asked is denied (e.g. replaying fixtures)",
     )
     d.add_argument(
+        "--permission-timeout",
+        type=_positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="deny a permission_request the host has not answered within SECONDS, saying so "
+        "in the result (default: wait as long as the call lives; a request unanswered for "
+        "10 s, or half of SECONDS, is logged as a warning on stderr either way)",
+    )
+    d.add_argument(
         "--log-level",
         default="warning",
         choices=("debug", "info", "warning", "error"),
@@ -271,6 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         permission_mode=args.permission_mode,
         no_prompt=args.no_prompt,
         trust_workspace=args.trust_workspace,
+        permission_timeout=args.permission_timeout,
         host_tool_files=tuple(args.host_tools),
         mcp_configs=tuple(args.mcp_config),
         strict_mcp_config=args.strict_mcp_config,
@@ -544,6 +565,7 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         settings,
         mode=config.permission_mode,
         no_prompt=config.no_prompt,
+        permission_timeout=config.permission_timeout,
         workspace=config.workspace,
         spill_dir=config.spill_dir,
         session_id=session.session_id,

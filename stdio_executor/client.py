@@ -379,9 +379,12 @@ class Client:
             self._results.pop(event.turn, None)
         return event
 
-    async def interrupt(self, reason: str = "interrupt") -> Interrupted:
-        """``"interrupt"`` cancels only tools that allow it (Bash); any other reason aborts
-        every unfinished tool of the turn. The cancelled tools' results follow."""
+    async def interrupt(self, reason: str = "abort") -> Interrupted:
+        """Cancel tools of the turn; the cancelled tools' results follow.
+
+        The default is the wire's: ``"abort"`` cancels every unfinished tool of the turn.
+        ``"interrupt"`` (the user typed a new message) cancels only tools that allow it
+        (Bash, host tools declared ``cancel``) and lets ``block`` tools finish."""
         return await self._request(
             lambda rid: Interrupt(reason=reason, request_id=rid), Interrupted
         )

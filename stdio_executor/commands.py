@@ -79,6 +79,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
 
     _add_fixture_commands(sub)
     _add_timeline(sub)
+    _add_pretty(sub)
 
     p = _parser_for(
         sub,
@@ -217,6 +218,27 @@ def _add_timeline(sub: Any) -> None:
     p.set_defaults(run=_timeline)
 
 
+def _add_pretty(sub: Any) -> None:
+    p = _parser_for(
+        sub,
+        "pretty",
+        "show the daemon's event stream (stdin) for a human",
+        "Read the daemon's events (or a journal) on stdin and show them for a human: one live "
+        "line per running tool with its elapsed time and progress, results in their status's "
+        "colour, permission requests highlighted. Plain text when stdout is not a terminal.",
+        epilog="example:\n  stdio-executor < examples/demo.ndjson | stdio-executor pretty\n\n"
+        "environment (live view):\n  NO_COLOR  set: no colours (https://no-color.org)\n"
+        "  COLUMNS   the width to draw in (default: the terminal's)\n",
+    )
+    p.add_argument(
+        "--plain",
+        action="store_true",
+        help="one plain text line per event even on a terminal (default: live view on a "
+        "terminal, plain text otherwise)",
+    )
+    p.set_defaults(run=_pretty)
+
+
 def print_help(parser: argparse.ArgumentParser, topic: str | None) -> int:
     """``stdio-executor help [COMMAND]``."""
     if topic is None:
@@ -260,6 +282,12 @@ def _timeline(args: argparse.Namespace) -> int:
     from .timeline import run as run_timeline
 
     return run_timeline(args)
+
+
+def _pretty(args: argparse.Namespace) -> int:
+    from .pretty import run as run_pretty
+
+    return run_pretty(args)
 
 
 def _completion(parser: argparse.ArgumentParser, shell: str) -> int:

@@ -35,6 +35,7 @@ class Config:
     no_prompt: bool = False  # --no-prompt: every ask is a deny
     # --trust-workspace: the workspace's own settings and .mcp.json apply in full at once
     trust_workspace: bool = False
+    permission_timeout: float | None = None  # --permission-timeout: unanswered asks deny
     host_tool_files: tuple[str, ...] = ()  # --tools FILE (may repeat)
     mcp_configs: tuple[str, ...] = ()  # --mcp-config FILE (may repeat)
     strict_mcp_config: bool = False  # ignore the workspace's .mcp.json

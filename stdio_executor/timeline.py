@@ -1,7 +1,8 @@
 """``stdio-executor timeline JOURNAL -o timeline.svg``: a journal drawn as one bar per tool.
 
 Owns: turning a journaled session into per-tool spans (added, started, finished, result
-written, progress, status) and drawing them as a self-contained SVG, with no dependencies.
+written, progress, status) and drawing them as a self-contained SVG, with no dependencies
+(``--format trace`` hands the same spans to ``trace_events``).
 Must not: be imported by the daemon.
 
 Each row is one tool call, in the order the host added them:
@@ -26,7 +27,7 @@ from typing import Any
 
 from .journal import Session, last_session, read_sessions
 
-__all__ = ["Span", "render_svg", "run", "spans_of"]
+__all__ = ["Span", "input_summary", "render_svg", "run", "spans_of"]
 
 STATUS_COLORS = {
     "success": "#2e9d57",
@@ -57,6 +58,7 @@ class Span:
     result: float | None = None
     status: str = "unfinished"
     progress: list[float] = field(default_factory=list)
+    progress_data: list[dict[str, Any]] = field(default_factory=list)  # beside ``progress``
 
     @property
     def finished(self) -> float | None:
@@ -75,7 +77,7 @@ class Marker:
     label: str
 
 
-def _summary(name: str, raw: Any) -> str:
+def input_summary(name: str, raw: Any) -> str:
     if not isinstance(raw, dict):
         return ""
     for key in ("command", "file_path", "pattern", "url", "query"):
@@ -83,6 +85,17 @@ def _summary(name: str, raw: Any) -> str:
         if isinstance(value, str):
             return " ".join(value.split())
     return ""
+
+
+def _progress_data(data: Any) -> dict[str, Any]:
+    """A progress event's data, its output text shortened: enough to recognise it."""
+    if not isinstance(data, dict):
+        return {}
+    shown: dict[str, Any] = dict(data)
+    text = shown.get("text")
+    if isinstance(text, str) and len(text) > 500:
+        shown["text"] = text[:500] + "…"
+    return shown
 
 
 def spans_of(session: Session) -> tuple[list[Span], list[Marker], float]:
@@ -103,7 +116,7 @@ def spans_of(session: Session) -> tuple[list[Span], list[Marker], float]:
                 tool_id = str(use.get("id"))
                 if tool_id not in open_:
                     name = str(use.get("name"))
-                    span = Span(tool_id, name, _summary(name, use.get("input")), record.t)
+                    span = Span(tool_id, name, input_summary(name, use.get("input")), record.t)
                     span.line = record.line
                     spans.append(span)
                     open_[tool_id] = span
@@ -121,6 +134,7 @@ def spans_of(session: Session) -> tuple[list[Span], list[Marker], float]:
             span_or_none.name = str(msg.get("name", span_or_none.name))
         elif kind == "progress" and span_or_none is not None:
             span_or_none.progress.append(record.t)
+            span_or_none.progress_data.append(_progress_data(msg.get("data")))
         elif kind == "tool_result" and span_or_none is not None:
             meta: dict[str, Any] = msg["meta"] if isinstance(msg.get("meta"), dict) else {}
             span_or_none.result = record.t
@@ -348,10 +362,15 @@ def run(args: argparse.Namespace) -> int:
     spans, markers, end = spans_of(session)
     pid = session.info.get("pid")
     title = f"stdio-executor timeline: {len(spans)} tool calls" + (f", pid {pid}" if pid else "")
-    svg = render_svg(spans, markers, end, title, args.width)
+    if args.format == "trace":
+        from .trace_events import render_trace
+
+        text = render_trace(spans, markers, end, pid if isinstance(pid, int) else 1, title)
+    else:
+        text = render_svg(spans, markers, end, title, args.width)
     if args.output == "-":
-        sys.stdout.write(svg)
+        sys.stdout.write(text)
     else:
         with open(args.output, "w", encoding="utf-8") as f:
-            f.write(svg)
+            f.write(text)
     return 0

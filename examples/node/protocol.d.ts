@@ -10,7 +10,7 @@ export interface AddTool {
   request_id?: string | null;
 }
 
-export type Command = AddTool | Interrupt | Discard | Drain | TrustWorkspace | PermissionResponse | RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput;
+export type Command = AddTool | Interrupt | Discard | Drain | TrustWorkspace | PermissionResponse | RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput | ListJobs;
 
 /** Throw the open turn away: nothing more of it is written (a retried stream). */
 export interface Discard {
@@ -49,7 +49,7 @@ export interface ErrorEvent {
   tool_use_id: string | null;
 }
 
-export type Event = Ready | ToolStarted | Progress | ToolResult | Drained | Discarded | Interrupted | ErrorEvent | PermissionRequest | PermissionCancelled | ToolCall | ToolCancel | ToolsChanged | JournalRecovered | WorkspaceTrusted;
+export type Event = Ready | ToolStarted | Progress | ToolResult | Drained | Discarded | Interrupted | ErrorEvent | PermissionRequest | PermissionCancelled | ToolCall | ToolCancel | ToolsChanged | JournalRecovered | WorkspaceTrusted | JobStarted | JobExited | Jobs;
 
 /**
  * What the workspace's own files asked for that an untrusted workspace does not get:
@@ -97,6 +97,40 @@ export interface Interrupted {
   turn: number | null;
 }
 
+/** A background job's shell exited (of itself, or stopped by KillShell/TaskStop). */
+export interface JobExited {
+  type: "job_exited";
+  job: JobInfo;
+}
+
+/** A background job: a Bash call with `run_in_background`, running or finished. */
+export interface JobInfo {
+  job_id: string;
+  tool_use_id: string;
+  command: string;
+  description: string;
+  status: "completed" | "failed" | "killed" | "running";
+  exit_code: number | null;
+  pid: number;
+  output_path: string;
+  output_bytes: number;
+  unread_bytes: number;
+  started_at: number;
+}
+
+/** A Bash call started a background job (its result names `job_id` to the model). */
+export interface JobStarted {
+  type: "job_started";
+  job: JobInfo;
+}
+
+/** The answer to `list_jobs`: every job of the session, oldest first. */
+export interface Jobs {
+  type: "jobs";
+  jobs: JobInfo[];
+  request_id: string | null;
+}
+
 /**
  * Written right after `ready` when the journal shows tools that started in an earlier
  * run and never finished: their side effects may or may not have happened.
@@ -111,6 +145,12 @@ export interface Limits {
   max_line_bytes: number;
   max_concurrency: number;
   result_order: "barrier" | "strict";
+}
+
+/** Ask for the background jobs (`run_in_background`), answered by `jobs`. */
+export interface ListJobs {
+  type: "list_jobs";
+  request_id?: string | null;
 }
 
 /**

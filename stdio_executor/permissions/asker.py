@@ -6,14 +6,18 @@ Owns: fresh request ids; the pending requests and their waiting calls; what an a
 every way a request ends without an answer, each told to the host with
 ``permission_cancelled``: the waiting call was cancelled (abort, discard, a sibling's error,
 shutdown), an ``interrupt`` arrived (the user moved on, so the call is denied), or stdin
-closed (nobody is left to answer: this and every later ask is a deny). ``--no-prompt`` makes
-every ask a deny without a request.
+closed (nobody is left to answer: this and every later ask is a deny), or the host did not
+answer within ``--permission-timeout`` (a deny saying so). A request that has waited
+``WARN_AFTER_S`` (or half the timeout, if that is sooner) logs a warning on stderr, so a
+host that never answers (one written without knowing about permission requests) is visible
+instead of silently hung. ``--no-prompt`` makes every ask a deny without a request.
 Must not: decide whether to ask (``policy`` and the gate do).
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +32,10 @@ from .gate import Allow, CallInfo, Deny, Verdict
 __all__ = ["Asker", "error_text"]
 
 _REMEMBERED = 4096  # ended request ids kept, so a late answer is ignored, not an error
+# A request unanswered this long is logged, once: long enough for a person to read a prompt.
+WARN_AFTER_S = 10.0
+
+log = logging.getLogger(__name__)
 
 
 def error_text(text: str) -> str:
@@ -47,8 +55,16 @@ class _Pending:
 
 
 class Asker:
-    def __init__(self, *, no_prompt: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        no_prompt: bool = False,
+        timeout: float | None = None,
+        warn_after: float = WARN_AFTER_S,
+    ) -> None:
         self.no_prompt = no_prompt
+        self.timeout = timeout  # --permission-timeout; None waits as long as the call lives
+        self.warn_after = warn_after
         self._emit: Callable[[Event], None] = lambda event: None
         self._abort: Callable[[str | None], None] = lambda request_id: None
         self._pending: dict[str, _Pending] = {}
@@ -92,13 +108,41 @@ class Asker:
             )
         )
         try:
-            await pending.done.wait()
+            await self._wait(pending)
         except BaseException as exc:  # cancelled: interrupt, abort, discard, shutdown
             if self._pending.pop(request_id, None) is not None:
                 self._end(pending, _cancel_reason(exc))
             raise
-        assert pending.verdict is not None
+        if pending.verdict is None:  # nobody answered in time
+            self._pending.pop(request_id, None)
+            self._end(pending, "timeout")
+            pending.verdict = Deny(
+                error_text(
+                    f"Permission to use {call.name} was not given: the host did not answer "
+                    f"the permission request within {self.timeout:g} s "
+                    "(--permission-timeout), so it was denied."
+                )
+            )
         return pending.verdict
+
+    async def _wait(self, pending: _Pending) -> None:
+        """Until answered or ``timeout``; logs once if the answer is slow to come."""
+        timeout = float("inf") if self.timeout is None else self.timeout
+        warn_at = min(self.warn_after, timeout / 2)
+        with anyio.move_on_after(warn_at):
+            await pending.done.wait()
+        if pending.done.is_set():
+            return
+        log.warning(
+            "permission request %s (%s for %s) has waited %g s for a permission_response; "
+            "is the host answering permission_request events? (docs/permissions.md)",
+            pending.request_id,
+            pending.name,
+            pending.tool_use_id,
+            warn_at,
+        )
+        with anyio.move_on_after(timeout - warn_at):
+            await pending.done.wait()
 
     def on_response(self, response: PermissionResponse) -> ErrorEvent | None:
         pending = self._pending.pop(response.request_id, None)

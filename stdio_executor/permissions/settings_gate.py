@@ -43,6 +43,7 @@ def build_gate(
     no_prompt: bool,
     workspace: str,
     spill_dir: str,
+    permission_timeout: float | None = None,
     session_id: str,
     processes: ProcessRegistry,
     ignore_case: bool = False,
@@ -58,7 +59,7 @@ def build_gate(
     gate = SettingsGate(
         policy,
         settings.hooks,
-        Asker(no_prompt=no_prompt),
+        Asker(no_prompt=no_prompt, timeout=permission_timeout),
         workspace=workspace,
         session_id=session_id,
         processes=processes,

@@ -1,12 +1,15 @@
 """Encoding events and decoding commands, one line at a time.
 
-Owns: the single reused msgspec encoder and decoders, the U+2028/U+2029 escaping of output,
-and the mapping of every way a command line can be wrong onto a stable ``error`` code.
+Owns: the single reused msgspec encoder and decoders, the escaping of every character that a
+common line splitter treats as a line break, and the mapping of every way a command line can
+be wrong onto a stable ``error`` code.
 Must not: do I/O or keep state between lines (framing lives in the runtime).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import msgspec
@@ -19,20 +22,30 @@ _encoder = msgspec.json.Encoder()
 _event_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
 _any_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
-_LS = "\u2028".encode()
-_PS = "\u2029".encode()
+# Python's str.splitlines, JavaScript's old parsers and Unicode's mandatory breaks (UAX #14)
+# split on these besides \n and \r. JSON escapes every character below U+0020 already
+# (\v, \f, U+001C..U+001E included); the three below may be written raw inside strings, and
+# only inside strings, so replacing their UTF-8 bytes by escapes keeps the JSON valid.
+_RAW_BREAKS = (
+    ("\u0085".encode(), b"\\u0085"),
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+)
 
 
 def encode_event(event: Event) -> bytes:
-    """One compact JSON line, ``\\n``-terminated.
-
-    JSON allows raw U+2028/U+2029 inside strings, but hosts that split on every Unicode line
-    break (JavaScript's old parsers, ``str.splitlines``) would see two lines; both can only
-    occur inside strings, so replacing the bytes with escapes keeps the JSON valid.
-    """
-    data = _encoder.encode(event)
-    if b"\xe2\x80" in data:
-        data = data.replace(_LS, b"\\u2028").replace(_PS, b"\\u2029")
+    """One compact JSON line, ``\\n``-terminated, that every line splitter sees as one line."""
+    try:
+        data = _encoder.encode(event)
+    except UnicodeEncodeError:
+        # A str with a lone surrogate: a file name that is not UTF-8 (os.fsdecode keeps its
+        # bytes as surrogates), a child's output decoded with surrogateescape. UTF-8 cannot
+        # carry it; U+FFFD in its place keeps the event, so no result is ever lost to it.
+        data = _encoder.encode(_replace_surrogates(msgspec.to_builtins(event)))
+    # One scan for the lead bytes of all three (C2 for U+0085, E2 for U+2028/9) on the fast path.
+    if b"\xc2\x85" in data or b"\xe2\x80" in data:
+        for raw, escaped in _RAW_BREAKS:
+            data = data.replace(raw, escaped)
     return data + b"\n"
 
 
@@ -66,16 +79,22 @@ class CommandDecoder:
             return self._decoder.decode(line)
         except msgspec.DecodeError as exc:
             return self._explain(line, lineno, exc)
+        except RecursionError:
+            return _too_deep(lineno)
 
-    def _explain(self, line: bytes, lineno: int, exc: msgspec.DecodeError) -> ErrorEvent:
+    def _explain(self, line: bytes, lineno: int, exc: msgspec.DecodeError) -> Any:
         try:
             raw = _any_decoder.decode(line)
         except msgspec.DecodeError as bad_json:
+            if _LONE_SURROGATE.search(line):
+                return self._decode_replacing_surrogates(line, lineno)
             return ErrorEvent(
                 code="invalid_json",
                 message=f"line {lineno} is not valid JSON: {bad_json}",
                 line=lineno,
             )
+        except RecursionError:
+            return _too_deep(lineno)
         if not isinstance(raw, dict):
             return ErrorEvent(
                 code="not_an_object",
@@ -110,6 +129,48 @@ class CommandDecoder:
             request_id=rid,
             tool_use_id=tool_use_id,
         )
+
+    def _decode_replacing_surrogates(self, line: bytes, lineno: int) -> Any:
+        """A line with an unpaired UTF-16 surrogate escape (``"\\ud800"``, as some loggers
+        write) is valid JSON that msgspec refuses. Decoded with each unpaired surrogate
+        replaced by U+FFFD, it is answered like any other command: an ``add_tool`` still gets
+        its result."""
+        try:
+            raw = json.loads(line)
+        except (ValueError, RecursionError) as exc:
+            return ErrorEvent(
+                code="invalid_json", message=f"line {lineno} is not valid JSON: {exc}", line=lineno
+            )
+        clean = _encoder.encode(_replace_surrogates(raw))
+        try:
+            return self._decoder.decode(clean)
+        except msgspec.DecodeError as exc:
+            return self._explain(clean, lineno, exc)
+
+
+# `\uD800`..`\uDFFF` escapes; a valid pair is two of them and decodes fine in msgspec, so this
+# is only consulted after msgspec has refused the line.
+_LONE_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_SURROGATE_CHARS = re.compile("[\ud800-\udfff]")
+
+
+def _replace_surrogates(value: Any) -> Any:
+    # json.loads joins valid pairs into one character, so any surrogate left is unpaired.
+    if isinstance(value, str):
+        return _SURROGATE_CHARS.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_replace_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_replace_surrogates(k): _replace_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def _too_deep(lineno: int) -> ErrorEvent:
+    return ErrorEvent(
+        code="invalid_json",
+        message=f"line {lineno}: JSON nested too deeply to decode (the limit is about 1000 levels)",
+        line=lineno,
+    )
 
 
 def _tags_of(union: Any) -> tuple[str, ...]:

@@ -31,8 +31,13 @@ __all__ = [
     "HostToolDefinition",
     "Interrupt",
     "Interrupted",
+    "JobExited",
+    "JobInfo",
+    "JobStarted",
+    "Jobs",
     "JournalRecovered",
     "Limits",
+    "ListJobs",
     "PermissionCancelled",
     "PermissionRequest",
     "PermissionResponse",
@@ -194,6 +199,12 @@ class ToolOutput(_Message, tag="tool_output", frozen=True, kw_only=True):
     is_error: bool = False
 
 
+class ListJobs(_Message, tag="list_jobs", frozen=True, kw_only=True):
+    """Ask for the background jobs (``run_in_background``), answered by ``jobs``."""
+
+    request_id: str | None = None
+
+
 Command = (
     AddTool
     | Interrupt
@@ -205,6 +216,7 @@ Command = (
     | UnregisterTool
     | ToolProgressCommand
     | ToolOutput
+    | ListJobs
 )
 
 # ----------------------------------------------------------------------------- events
@@ -388,6 +400,42 @@ class WorkspaceTrusted(_Message, tag="workspace_trusted", frozen=True, kw_only=T
     request_id: str | None = None
 
 
+class JobInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """A background job: a Bash call with ``run_in_background``, running or finished."""
+
+    job_id: str
+    tool_use_id: str
+    command: str
+    description: str
+    status: Literal["running", "completed", "failed", "killed"]
+    exit_code: int | None
+    pid: int
+    output_path: str
+    output_bytes: int
+    # Output the model has not read yet with BashOutput/TaskOutput.
+    unread_bytes: int
+    started_at: float  # Unix time
+
+
+class JobStarted(_Message, tag="job_started", frozen=True, kw_only=True):
+    """A Bash call started a background job (its result names ``job_id`` to the model)."""
+
+    job: JobInfo
+
+
+class JobExited(_Message, tag="job_exited", frozen=True, kw_only=True):
+    """A background job's shell exited (of itself, or stopped by KillShell/TaskStop)."""
+
+    job: JobInfo
+
+
+class Jobs(_Message, tag="jobs", frozen=True, kw_only=True):
+    """The answer to ``list_jobs``: every job of the session, oldest first."""
+
+    jobs: list[JobInfo]
+    request_id: str | None = None
+
+
 class ErrorEvent(_Message, tag="error", frozen=True, kw_only=True):
     code: ErrorCode
     message: str
@@ -412,4 +460,7 @@ Event = (
     | ToolsChanged
     | JournalRecovered
     | WorkspaceTrusted
+    | JobStarted
+    | JobExited
+    | Jobs
 )

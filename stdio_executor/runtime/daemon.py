@@ -28,6 +28,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 
 from ..config import Config
 from ..core import (
@@ -61,6 +62,9 @@ from ..protocol import (
     ErrorEvent,
     Interrupt,
     Interrupted,
+    JobExited,
+    JobStarted,
+    ListJobs,
     PermissionResponse,
     Progress,
     RegisterTool,
@@ -80,6 +84,7 @@ from ..tools.catalog import ToolRegistry
 from ..tools.host import HostBridge, HostTool
 from ..tools.mcp import McpManager, McpServerConfig
 from ..tools.session import Session
+from . import jobs
 from .framing import LineFramer, TooLong
 from .stdio import StdioFds, WireWriter, read_chunks
 from .toolset import SchemaReport, ServerTools, ToolSet
@@ -116,7 +121,14 @@ class _Line:
 
 
 # Commands whose error events name their input line.
-_LINE_COMMANDS = (AddTool, RegisterTool, UnregisterTool, ToolProgressCommand, ToolOutput)
+_LINE_COMMANDS = (
+    AddTool,
+    RegisterTool,
+    UnregisterTool,
+    ToolProgressCommand,
+    ToolOutput,
+    PermissionResponse,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +264,11 @@ class Daemon:
         _use_pidfd_child_watcher()
         async with anyio.create_task_group() as tg:
             self._tg = tg
+            self.session.jobs.attach(
+                tg.start_soon,
+                lambda job: self.inbox.put(jobs.job_started(job)),
+                lambda job: self.inbox.put(jobs.job_exited(job)),
+            )
             tg.start_soon(self._read_input)
             tg.start_soon(self._watch_signals)
             tg.start_soon(self._watch_parent)
@@ -281,8 +298,7 @@ class Daemon:
                 while any(group_alive(g) for g in processes.groups):  # noqa: ASYNC110
                     await anyio.sleep(0.02)  # no event tells us a group emptied: poll
         processes.close()
-        for process in self.session.background:
-            process.poll()
+        await self.session.jobs.aclose()
         if not self.wire.closed:
             with anyio.move_on_after(5.0):
                 await self.wire.flush()
@@ -337,16 +353,16 @@ class Daemon:
         elif isinstance(item, TrustWorkspace):
             self._trust_workspace(item)
         elif isinstance(item, PermissionResponse):
-            error = self.gate.on_response(item)
-            if error is not None:
-                self._emit(error)
+            self._on_permission_response(item, None)
         elif isinstance(item, RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput):
             self._on_host_command(item, None)
         elif isinstance(item, ServerTools | SchemaReport):
             for change in self.toolset.apply(item):
                 self._emit(change)
-        elif isinstance(item, ErrorEvent):
+        elif isinstance(item, ErrorEvent | JobStarted | JobExited):
             self._emit(item)
+        elif isinstance(item, ListJobs):
+            self._emit(jobs.list_jobs(item, self.session.jobs))
         elif isinstance(item, _Eof):
             self._eof = True
             log.debug("stdin closed; finishing the open turn")
@@ -407,9 +423,16 @@ class Daemon:
         running = self._running.get((self.core.turn, tool_use_id))
         return running is not None and isinstance(running.tool, HostTool)
 
+    def _on_permission_response(self, response: PermissionResponse, line: int | None) -> None:
+        error = self.gate.on_response(response)
+        if error is not None:
+            self._emit(msgspec.structs.replace(error, line=line) if line else error)
+
     def _dispatch_command(self, command: Any, lineno: int) -> None:
         if isinstance(command, AddTool):
             self._add_tool(command, lineno)
+        elif isinstance(command, PermissionResponse):
+            self._on_permission_response(command, lineno)
         elif isinstance(command, RegisterTool | UnregisterTool | ToolProgressCommand | ToolOutput):
             self._on_host_command(command, lineno)
         else:

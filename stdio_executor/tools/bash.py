@@ -30,7 +30,7 @@ from ..permissions.bash_syntax import CommandInfo, analyze
 from ..processes import read_until_exit, spawn_group, stop_group, supervised
 from .base import Tool, ToolContext, ToolOutcome
 from .inputs import BashInput, parse
-from .output import OutputSink
+from .output import OutputSink, complete_utf8
 
 __all__ = ["BashTool"]
 
@@ -60,6 +60,7 @@ class _Call:
     background: bool
     info: CommandInfo
     disable_sandbox: bool = False
+    description: str = ""
 
 
 class BashTool(Tool):
@@ -76,6 +77,7 @@ class BashTool(Tool):
             info=analyze(value.command),
             # Accepted as Claude Code accepts it; the sandbox gives it its meaning.
             disable_sandbox=value.dangerouslyDisableSandbox is True,
+            description=value.description if isinstance(value.description, str) else "",
         )
 
     def is_concurrency_safe(self, value: Any) -> bool:
@@ -89,7 +91,7 @@ class BashTool(Tool):
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Call = value
         if call.background:
-            return self._start_background(call, ctx)
+            return await self._start_background(call, ctx)
         cwd, note = ctx.cwd, ""
         if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, no await needed
             # The session's directory was deleted (`rmdir` of where we `cd`'d): fall back to
@@ -150,25 +152,25 @@ class BashTool(Tool):
         text = note + text if note else text
         return ToolOutcome(text or "(no output)", is_error=is_error, context_update=update, **extra)
 
-    def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:
+    async def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:
+        """A job in ``session.jobs``; the id is worded as Claude Code words it, so a model
+        goes on to BashOutput/TaskOutput and KillShell/TaskStop as it learned to."""
+        cwd = ctx.cwd if os.path.isdir(ctx.cwd) else ctx.session.workspace  # noqa: ASYNC240
         path = ctx.session.spill_path(ctx.tool_use_id, ".log")
-        with open(path, "wb") as log:
-            try:
-                process = subprocess.Popen(
-                    ["/bin/bash", "-c", call.command],
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    cwd=ctx.cwd,
-                    start_new_session=True,
-                )
-            except OSError as exc:
-                return ToolOutcome(f"Could not start bash: {exc}", is_error=True)
-        ctx.session.processes.register(process.pid)
-        ctx.session.background.append(process)
+        try:
+            job = await ctx.session.jobs.start(
+                call.command,
+                cwd=cwd,
+                tool_use_id=ctx.tool_use_id,
+                log_path=path,
+                description=call.description,
+            )
+        except OSError as exc:
+            return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
         return ToolOutcome(
-            f"Command running in the background (pid {process.pid}). Its output is being "
-            f"written to {path}; read that file to see it. It is stopped when the session ends.",
+            f"Command running in background with ID: {job.job_id}. Output is being written "
+            f"to: {path}. Read new output with BashOutput (or TaskOutput) and stop it with "
+            "KillShell (or TaskStop); it is stopped when the session ends.",
         )
 
 
@@ -200,7 +202,7 @@ async def _pump(process: anyio.abc.Process, fd: int, sink: OutputSink, ctx: Tool
         nonlocal pending, elided, next_emit, carry
         if pending or elided or (final and carry):
             data_bytes = carry + bytes(pending)
-            cut = len(data_bytes) if final else _complete_utf8(data_bytes)
+            cut = len(data_bytes) if final else complete_utf8(data_bytes)
             carry = data_bytes[cut:]
             data: dict[str, Any] = {
                 "kind": "bash_output",
@@ -260,20 +262,6 @@ async def _pump(process: anyio.abc.Process, fd: int, sink: OutputSink, ctx: Tool
         emit(final=True)
 
     await read_until_exit(process, read_all)
-
-
-def _complete_utf8(data: bytes) -> int:
-    """Length of the longest prefix that does not end inside a UTF-8 sequence."""
-    end = len(data)
-    for back in range(1, min(4, end) + 1):
-        byte = data[end - back]
-        if byte & 0xC0 == 0x80:
-            continue  # a continuation byte: look further back for the lead byte
-        if byte >= 0xC0:
-            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-            return end - back if back < need else end
-        return end
-    return end
 
 
 def _exit_code(returncode: int | None) -> int | None:

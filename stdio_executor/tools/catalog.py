@@ -84,6 +84,51 @@ _BUILTINS: tuple[tuple[str, str, str, str, int, tuple[str, ...], str], ...] = (
         (),
         "stdio_executor.tools.files:GrepTool",
     ),
+    (
+        "BashOutput",
+        "Returns what a background shell (Bash with run_in_background) printed since the "
+        "last time its output was read, with its status (running, completed, failed, "
+        "killed) and, once it has ended, its exit code. filter: a regular expression; only "
+        "matching lines are returned, and the others are passed over for good.",
+        "always",
+        "block",
+        30_000,
+        (),
+        "stdio_executor.tools.shells:BashOutputTool",
+    ),
+    (
+        "TaskOutput",
+        "Returns the new output of a background task (a Bash command started with "
+        "run_in_background), its status and exit code. With block (the default) it first "
+        "waits for the task to finish, up to timeout milliseconds (default 30000, at most "
+        "600000); retrieval_status says whether it finished (success), is still running "
+        "after the wait (timeout) or was not waited for (not_ready).",
+        "always",
+        "cancel",
+        30_000,
+        (),
+        "stdio_executor.tools.shells:TaskOutputTool",
+    ),
+    (
+        "KillShell",
+        "Stops a background shell by its id, with every process it started. Fails for an "
+        "unknown id or a shell that is no longer running.",
+        "always",
+        "block",
+        30_000,
+        ("KillBash",),
+        "stdio_executor.tools.shells:KillShellTool",
+    ),
+    (
+        "TaskStop",
+        "Stops a background task by its task_id (shell_id is the older name), with every "
+        "process it started. Fails for an unknown id or a task that is no longer running.",
+        "always",
+        "block",
+        30_000,
+        (),
+        "stdio_executor.tools.shells:TaskStopTool",
+    ),
 )
 
 

@@ -44,12 +44,16 @@ __all__ = [
     "INPUTS",
     "UNSET",
     "BashInput",
+    "BashOutputInput",
     "EditInput",
     "GlobInput",
     "GrepInput",
     "Input",
+    "KillShellInput",
     "LenientInput",
     "ReadInput",
+    "TaskOutputInput",
+    "TaskStopInput",
     "UnsetType",
     "WriteInput",
     "parse",
@@ -308,6 +312,51 @@ class GrepInput(Input):
     ) = UNSET
 
 
+# ---------------------------------------------------------------------------------------
+# Background shells (Claude Code 1.0.x-2.0.x: BashOutput, KillBash -> KillShell; 2.1.x:
+# TaskOutput, TaskStop)
+
+
+class BashOutputInput(Input):
+    bash_id: Annotated[
+        str, Meta(description="The ID of the background shell to retrieve output from")
+    ]
+    filter: (
+        Annotated[
+            str,
+            Meta(
+                description="Optional regular expression: only new lines that match it are "
+                "returned; lines that do not match are passed over and cannot be read again."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class TaskOutputInput(Input):
+    task_id: Annotated[str, Meta(description="The ID of the task to get output from")]
+    block: Annotated[
+        bool, Meta(description="Whether to wait for the task to finish (default true)")
+    ] = True
+    timeout: Annotated[
+        float,
+        Meta(ge=0, le=600_000, description="How long to wait when blocking, in milliseconds"),
+    ] = 30_000
+
+
+class KillShellInput(Input):
+    shell_id: Annotated[str, Meta(description="The ID of the background shell to kill")]
+
+
+class TaskStopInput(Input):
+    task_id: Annotated[str, Meta(description="The ID of the background task to stop")] | (
+        UnsetType
+    ) = UNSET
+    shell_id: Annotated[str, Meta(description="Deprecated: use task_id instead")] | (
+        UnsetType
+    ) = UNSET
+
+
 INPUTS: dict[str, type[msgspec.Struct]] = {
     "Bash": BashInput,
     "Read": ReadInput,
@@ -315,4 +364,8 @@ INPUTS: dict[str, type[msgspec.Struct]] = {
     "Edit": EditInput,
     "Glob": GlobInput,
     "Grep": GrepInput,
+    "BashOutput": BashOutputInput,
+    "TaskOutput": TaskOutputInput,
+    "KillShell": KillShellInput,
+    "TaskStop": TaskStopInput,
 }

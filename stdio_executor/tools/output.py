@@ -13,7 +13,14 @@ import codecs
 from dataclasses import dataclass
 from typing import BinaryIO
 
-__all__ = ["CollectedOutput", "OutputSink", "spill_text"]
+__all__ = [
+    "CollectedOutput",
+    "OutputSink",
+    "complete_utf8",
+    "decode_prefix",
+    "decode_suffix",
+    "spill_text",
+]
 
 _HEAD = 2_000
 _TAIL = 2_000
@@ -69,8 +76,8 @@ class OutputSink:
             return CollectedOutput(_decode(bytes(self._buf)), False, None, self.total)
         if not self._file.closed:
             self._file.flush()
-        head = _decode_prefix(bytes(self._buf[:_HEAD]))
-        tail = _decode_suffix(bytes(self._tail[-_TAIL:]))
+        head = decode_prefix(bytes(self._buf[:_HEAD]))
+        tail = decode_suffix(bytes(self._tail[-_TAIL:]))
         note = (
             f"\n\n... [output truncated: {self.total:,} bytes in all; "
             f"the full output is in {self.spill_path}] ...\n\n"
@@ -98,14 +105,28 @@ def _decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
-def _decode_prefix(data: bytes) -> str:
+def decode_prefix(data: bytes) -> str:
     # A cut may split a multi-byte character: drop the broken end instead of a U+FFFD.
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     return decoder.decode(data, final=False)
 
 
-def _decode_suffix(data: bytes) -> str:
+def decode_suffix(data: bytes) -> str:
     for skip in range(4):  # skip continuation bytes of a character cut at the start
         if skip < len(data) and (data[skip] & 0xC0) != 0x80:
             return _decode(data[skip:])
     return _decode(data)
+
+
+def complete_utf8(data: bytes) -> int:
+    """Length of the longest prefix that does not end inside a UTF-8 sequence."""
+    end = len(data)
+    for back in range(1, min(4, end) + 1):
+        byte = data[end - back]
+        if byte & 0xC0 == 0x80:
+            continue  # a continuation byte: look further back for the lead byte
+        if byte >= 0xC0:
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return end - back if back < need else end
+        return end
+    return end

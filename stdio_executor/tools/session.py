@@ -1,19 +1,20 @@
 """State that outlives one tool call and belongs to the daemon's session.
 
 Owns: the workspace root, where oversized results are spilled, the registry of child
-process groups, and what Read has seen (Write and Edit refuse to clobber a file the model
-has not read, or that changed on disk since).
+process groups, the background jobs (``background.JobRegistry``), and what Read has seen
+(Write and Edit refuse to clobber a file the model has not read, or that changed on disk
+since).
 Must not: hold per-turn scheduling state (that is the core's).
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..processes import ProcessRegistry
+from .background import JobRegistry
 
 __all__ = ["FileStamp", "Session"]
 
@@ -38,10 +39,13 @@ class Session:
     # Per searching tool (Grep, Glob), the files deny rules hide from its results, by path
     # and identity (permissions.hidden.HiddenFiles); absent when no deny rule names a path.
     hidden: dict[str, Any] = field(default_factory=dict)
-    # Commands started with run_in_background; kept so they are reaped, not garbage.
-    background: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    # Commands started with run_in_background (BashOutput, KillShell... find them here).
+    jobs: JobRegistry = field(init=False)
     _spill_ready: bool = False
     _spill_count: int = 0
+
+    def __post_init__(self) -> None:
+        self.jobs = JobRegistry(self.processes)
 
     def spill_path(self, tool_use_id: str, suffix: str = ".txt") -> str:
         """A fresh file name for this call's output: unique even when ids repeat or collide

@@ -120,6 +120,7 @@ async def test_interrupt_cancels_running_bash_and_its_result_follows(
                         break
             interrupted = await client.interrupt()
             assert interrupted.tool_use_ids == ["long"]
+            assert interrupted.reason == "abort"  # the wire's default, not "interrupt"
             turn = await client.drain()
             (result,) = turn.results
             assert result.meta.status == "interrupted"

@@ -15,13 +15,14 @@ from daemon_harness import (
     REPO_ROOT,
     alive,
     group_members,
+    is_type,
     marked_processes,
     run_daemon,
     tool_use,
     wait_until,
 )
 
-from stdio_executor.protocol import Drained, ToolResult, ToolStarted, decode_event
+from stdio_executor.protocol import Drained, JobStarted, ToolResult, ToolStarted, decode_event
 
 
 def test_eof_mid_work_finishes_the_turn_then_exits_zero(tmp_path: Path) -> None:
@@ -165,8 +166,9 @@ def test_background_command_is_stopped_when_the_daemon_exits(tmp_path: Path) -> 
         d.send(tool_use("bg", {"command": "sleep 30", "run_in_background": True}))
         result = d.result("bg")
         assert result.meta.status == "success"
-        content = str(result.content)
-        pid = int(content.split("(pid ", 1)[1].split(")", 1)[0])
+        started = d.wait_for(is_type(JobStarted))
+        assert isinstance(started, JobStarted) and started.job.tool_use_id == "bg"
+        pid = started.job.pid
         assert alive(pid)
         d.close_stdin()
         assert d.wait_exit() == 0

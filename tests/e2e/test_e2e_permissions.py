@@ -348,3 +348,45 @@ def test_hooks_block_and_add_context_through_the_daemon(tmp_path: Path) -> None:
         assert written.meta.status == "success"
         assert str(written.content).endswith("\nformatted out.txt (turn 2)")
         assert d.index(is_started("w")) > d.index(is_started("ok"))
+
+
+def test_an_unanswered_request_is_denied_after_the_permission_timeout(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT, "--permission-timeout", "0.6") as d:
+        d.send(tool_use("t", "touch made"))
+        request = request_for(d, "t")
+        result = d.result("t")
+        assert (result.is_error, result.meta.status) == (True, "denied")
+        assert result.content == (
+            "<tool_use_error>Permission to use Bash was not given: the host did not answer the "
+            "permission request within 0.6 s (--permission-timeout), so it was denied."
+            "</tool_use_error>"
+        )
+        assert cancelled_for(d, request).reason == "timeout"
+        assert not (tmp_path / "made").exists()
+        # A late answer to the ended request is ignored, not an error.
+        answer(d, request, "allow")
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        assert not d.of_type(ErrorEvent)
+        d.close_stdin()
+        assert d.wait_exit() == 0
+        assert (
+            f"permission request {request.request_id} (Bash for t) has waited" in d.stderr.decode()
+        )
+
+
+def test_an_answer_within_the_permission_timeout_still_counts(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT, "--permission-timeout", "30") as d:
+        d.send(tool_use("t", "touch made"))
+        answer(d, request_for(d, "t"), "allow")
+        assert d.result("t").meta.status == "success"
+        assert (tmp_path / "made").exists()
+
+
+def test_an_answer_to_no_request_names_its_line(tmp_path: Path) -> None:
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        d.send({"type": "drain"})
+        d.send({"type": "permission_response", "request_id": "perm_9", "decision": "deny"})
+        error = d.wait_for(is_type(ErrorEvent))
+        assert isinstance(error, ErrorEvent)
+        assert (error.code, error.line, error.request_id) == ("unknown_request_id", 2, "perm_9")

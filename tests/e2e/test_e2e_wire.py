@@ -128,3 +128,68 @@ def test_ready_comes_first_with_api_shaped_tools_pid_and_limits(tmp_path: Path) 
         first_line = bytes(d.raw).split(b"\n", 1)[0]
         raw = msgspec.json.decode(first_line)
         assert all(set(tool) == {"name", "description", "input_schema"} for tool in raw["tools"])
+
+
+def test_a_line_over_a_large_limit_costs_no_more_than_the_spool(tmp_path: Path) -> None:
+    # With a limit of 48 MiB, a 64 MiB line used to be held in memory until its 48th MiB.
+    with run_daemon(tmp_path, "--max-line-bytes", str(48 << 20)) as d:
+        d.send(tool_use("warm", "echo warm"))
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        before, peak_before = rss_kib(d.pid), rss_kib(d.pid, "VmHWM")
+        chunk = b'{"type":"drain","pad":"' + b"y" * (1 << 20)
+        for _ in range(64):
+            d.send_bytes(chunk)
+        d.send_bytes(b'"}\n')
+        error = d.wait_for(is_type(ErrorEvent))
+        peak_after = rss_kib(d.pid, "VmHWM")
+        assert isinstance(error, ErrorEvent) and error.code == "line_too_long"
+        assert peak_after - max(peak_before, before) < 8 * 1024, (
+            f"peak RSS grew from {peak_before} to {peak_after} KiB"
+        )
+        d.send(tool_use("after", "echo alive"))
+        assert d.result("after").content == "alive"
+
+
+def test_deeply_nested_json_gets_an_error_and_the_daemon_goes_on(tmp_path: Path) -> None:
+    with run_daemon(tmp_path) as d:
+        for depth in (1_000, 100_000):
+            d.send_bytes(b'{"type":"drain","x":' + b"[" * depth + b"]" * depth + b"}\n")
+        d.send(tool_use("after", "echo alive"))
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        errors = [e for e in d.events if isinstance(e, ErrorEvent)]
+        assert [(e.code, e.line) for e in errors] == [("invalid_json", 1), ("invalid_json", 2)]
+        assert d.result("after").content == "alive"
+
+
+def test_an_add_tool_with_a_lone_surrogate_escape_gets_its_result(tmp_path: Path) -> None:
+    with run_daemon(tmp_path) as d:
+        d.send_bytes(
+            b'{"type":"add_tool","tool_use":{"type":"tool_use","id":"s1","name":"Bash",'
+            b'"input":{"command":"printf \'%s\\\\n\' \'a\\ud800b\'"}}}\n'
+        )
+        d.send({"type": "drain"})
+        drained = d.wait_for(is_type(Drained))
+        assert d.result("s1").content == "a\ufffdb"
+        assert isinstance(drained, Drained) and drained.results == 1
+        assert not [e for e in d.events if isinstance(e, ErrorEvent)]
+
+
+def test_a_file_name_that_is_not_utf8_reaches_the_result(tmp_path: Path) -> None:
+    (tmp_path / "bad\udcff.txt").touch()  # the bytes b"bad\xff.txt" on disk
+    with run_daemon(tmp_path) as d:
+        d.send(tool_use("g", {"pattern": "bad*"}, name="Glob"))
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        assert str(d.result("g").content).endswith("bad\ufffd.txt")
+        assert not [e for e in d.events if isinstance(e, ErrorEvent)]
+
+
+def test_next_line_and_other_break_characters_in_output_are_escaped(tmp_path: Path) -> None:
+    with run_daemon(tmp_path) as d:
+        d.send(tool_use("n", "printf 'a\\xc2\\x85b\\x0bc\\x0cd\\x1ce\\x1df\\x1eg\\n'"))
+        d.send({"type": "drain"})
+        d.wait_for(is_type(Drained))
+        assert d.result("n").content == "a\x85b\x0bc\x0cd\x1ce\x1df\x1eg"
+        assert len(bytes(d.raw).decode().splitlines()) == len(d.events)

@@ -8,11 +8,24 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_example_host_declares_and_serves_a_tool(tmp_path: Path) -> None:
+STDIO_EXECUTOR_FORMS = {
+    "unset": None,
+    "json array": json.dumps([sys.executable, "-m", "stdio_executor", "--log-level", "error"]),
+    "shell words": f"'{sys.executable}' -m stdio_executor --log-level error",
+}
+
+
+@pytest.mark.parametrize("form", STDIO_EXECUTOR_FORMS)
+def test_example_host_declares_and_serves_a_tool(tmp_path: Path, form: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    env.pop("STDIO_EXECUTOR", None)
+    if STDIO_EXECUTOR_FORMS[form] is not None:
+        env["STDIO_EXECUTOR"] = str(STDIO_EXECUTOR_FORMS[form])
     done = subprocess.run(
         [sys.executable, str(REPO_ROOT / "examples" / "host_tool.py")],
         capture_output=True,

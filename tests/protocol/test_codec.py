@@ -108,3 +108,83 @@ def test_tool_result_minus_meta_is_an_api_tool_result_block() -> None:
 
 def test_drain_round_trips() -> None:
     assert isinstance(decoder.decode(b'{"type":"drain","request_id":"d"}', 1), Drain)
+
+
+# Every character some common line splitter treats as a line break (Python's
+# str.splitlines, JavaScript, Unicode's mandatory breaks), besides \n itself.
+LINE_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+@pytest.mark.parametrize("char", list(LINE_BREAKS), ids=lambda c: f"U+{ord(c):04X}")
+def test_no_line_break_character_is_ever_written_raw(char: str) -> None:
+    event = ErrorEvent(code="internal_error", message=f"a{char}b{char}")
+    line = encode_event(event)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    assert line.decode().splitlines() == [line.decode().rstrip("\n")]
+    assert char.encode() not in line
+    assert json.loads(line)["message"] == f"a{char}b{char}"
+
+
+def test_every_unicode_character_round_trips_on_one_line() -> None:
+    text = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    line = encode_event(ErrorEvent(code="internal_error", message=text))
+    assert len(line.decode().splitlines()) == 1
+    assert json.loads(line)["message"] == text
+
+
+def test_a_lone_surrogate_in_an_event_becomes_a_replacement_character() -> None:
+    # A file name that is not UTF-8 reaches a result as os.fsdecode's surrogate escapes.
+    event = ToolResult(
+        tool_use_id="g",
+        content="/ws/bad\udcff.txt",
+        is_error=False,
+        meta=ResultMeta(status="success", turn=1),
+    )
+    line = encode_event(event)
+    assert json.loads(line)["content"] == "/ws/bad\ufffd.txt"
+
+
+@pytest.mark.parametrize("depth", [1_000, 5_000, 200_000])
+def test_deeply_nested_json_is_an_error_not_a_crash(depth: int) -> None:
+    for line in (
+        b'{"type":"drain","pad":' + b"[" * depth + b"]" * depth + b"}",
+        b"[" * depth + b"]" * depth,
+        b'{"a":' * depth + b"1" + b"}" * depth,
+    ):
+        error = decoder.decode(line, 7)
+        assert isinstance(error, ErrorEvent)
+        assert (error.code, error.line) == ("invalid_json", 7)
+        assert "nested too deeply" in error.message
+
+
+@pytest.mark.parametrize(
+    ("escaped", "expected"),
+    [
+        (r"\ud800", "\ufffd"),
+        (r"\uDFFF tail", "\ufffd tail"),
+        (r"a\udc00\ud83d\ude00b", "a\ufffd\U0001f600b"),  # a valid pair stays a pair
+        (r"\ud83d", "\ufffd"),  # half a pair
+        (r"\ude00\ud83d", "\ufffd\ufffd"),  # a pair in the wrong order is two halves
+    ],
+)
+def test_an_unpaired_surrogate_escape_is_decoded_with_a_replacement(
+    escaped: str, expected: str
+) -> None:
+    line = (
+        '{"type":"add_tool","tool_use":{"type":"tool_use","id":"s1","name":"Bash",'
+        f'"input":{{"command":"echo {escaped}"}}}}}}'
+    ).encode()
+    cmd = decoder.decode(line, 1)
+    assert isinstance(cmd, AddTool), cmd
+    assert cmd.tool_use.id == "s1"
+    assert cmd.tool_use.input == {"command": f"echo {expected}"}
+
+
+def test_an_unpaired_surrogate_in_a_bad_command_still_names_the_problem() -> None:
+    line = rb'{"type":"add_tool","tool_use":{"type":"tool_use","id":"s\udfff"}}'
+    error = decoder.decode(line, 3)
+    assert isinstance(error, ErrorEvent)
+    assert error.code == "invalid_command" and error.tool_use_id == "s\ufffd"
+    truncated = rb'{"type":"add_tool","tool_use":{"id":"s\ud800"'
+    error = decoder.decode(truncated, 4)
+    assert isinstance(error, ErrorEvent) and error.code == "invalid_json"
