@@ -132,6 +132,12 @@ _BUILTINS: tuple[tuple[str, str, str, str, int, tuple[str, ...], str], ...] = (
 )
 
 
+# The input field naming the file each editing built-in changes (ToolSpec.edits_path):
+# permissions apply Edit rules, acceptEdits and control-file protection by this fact. A new
+# tool that edits a file adds its field here (NotebookEdit: "notebook_path").
+_EDITS_PATH = {"Write": "file_path", "Edit": "file_path"}
+
+
 def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
     schemas = load_schemas()
     wanted = set(enabled) if enabled is not None else None
@@ -145,7 +151,7 @@ def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
             max_result_bytes=limit,
             aliases=aliases,
             cancels_siblings=name == "Bash",
-            edits_path="file_path" if name in ("Write", "Edit") else None,
+            edits_path=_EDITS_PATH.get(name),
         )
         for name, description, read_only, interrupt, limit, aliases, _ in _BUILTINS
         if wanted is None or name in wanted
