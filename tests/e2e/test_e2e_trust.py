@@ -124,3 +124,30 @@ def test_settings_given_by_the_host_are_trusted(tmp_path: Path) -> None:
         d.send({"type": "drain"})
         assert d.result("touch").meta.status == "success"
         assert not d.of_type(PermissionRequest)
+
+
+def test_a_hooks_allow_runs_the_call_in_dont_ask_mode(tmp_path: Path) -> None:
+    """Issue 11, class 6: a PreToolUse "allow" skips the prompt in dontAsk mode too; deny
+    rules still win over it."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    answer = {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}
+    hook = tmp_path / "allow.py"
+    hook.write_text(f"import sys; sys.stdin.read(); print({json.dumps(json.dumps(answer))})\n")
+    settings = {
+        "permissions": {"defaultMode": "dontAsk", "deny": ["Bash(rm:*)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"command": f"{sys.executable} {hook}"}]}]
+        },
+    }
+    (tmp_path / "host.json").write_text(json.dumps(settings))
+    (ws / "victim").write_text("v")
+    with run_daemon(ws, "--settings", str(tmp_path / "host.json")) as d:
+        d.send(tool_use("touch", "touch made"))
+        d.send({"type": "drain"})
+        assert d.result("touch").meta.status == "success"
+        d.wait_for(_drained(1))
+        d.send(tool_use("rm", "nice rm victim"))
+        d.send({"type": "drain"})
+        assert d.result("rm").meta.status == "denied"
+    assert (ws / "made").exists() and (ws / "victim").exists()
