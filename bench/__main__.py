@@ -27,6 +27,7 @@ SECTIONS = (
     "streaming",
     "scale",
     "peers",
+    "sandbox",
 )
 _START, _END = "<!-- bench:start -->", "<!-- bench:end -->"
 
@@ -64,6 +65,8 @@ def run(quick: bool, only: set[str]) -> list[Row]:
             rows += measures.scale(ws, 10_000, 2 if quick else 3)
         if "peers" in only:
             rows += measures.peers(ws, peer_n, 3)
+        if "sandbox" in only:
+            rows += measures.sandbox(ws, 100 if quick else 300, repeat)
     return rows
 
 

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .journal import Journal
     from .permissions.gate import Gate
     from .permissions.settings import Settings
+    from .sandbox.plan import Sandbox
     from .tools.catalog import ToolRegistry
     from .tools.host import HostBridge
     from .tools.mcp import McpServerConfig
@@ -71,6 +72,9 @@ environment:
   TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
                              (default /tmp)
   CLAUDE_PROJECT_DIR         set by the daemon for hooks: the workspace
+  STDIO_EXECUTOR_SANDBOX_DISABLE
+                             comma-separated sandbox mechanisms to treat as missing
+                             (landlock, userns), to test an unsupported system
 """
 
 _EPILOG = (
@@ -220,6 +224,14 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         help="never ask the host: what would be asked is denied (e.g. replaying fixtures)",
     )
     d.add_argument(
+        "--sandbox",
+        choices=("auto", "on", "off"),
+        default="auto",
+        help="run Bash in an OS sandbox (Linux: Landlock + namespaces; docs/sandbox.md). "
+        "auto: where the system supports it; on: fail start-up where it does not "
+        "(default: auto)",
+    )
+    d.add_argument(
         "--permission-timeout",
         type=_positive_seconds,
         default=None,
@@ -297,6 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         strict_mcp_config=args.strict_mcp_config,
         journal=args.journal,
         argv=tuple(args_list),
+        sandbox=args.sandbox,
     )
     return _serve(config)
 
@@ -317,9 +330,10 @@ def _serve(config: Config) -> int:
     host, mcp_servers, held_mcp = external
     try:
         permission_settings = _permission_settings(config)
+        sandbox = _sandbox(config, permission_settings)
     except _BadSettings:
         return EXIT_USAGE
-    first = [_ready_line(config, registry, permission_settings, held_mcp)]
+    first = [_ready_line(config, registry, sandbox, permission_settings, held_mcp)]
     journal = None
     if config.journal:
         try:
@@ -340,6 +354,9 @@ def _serve(config: Config) -> int:
     # Pay the tool modules' load while the host is still busy with
     # `ready`, not on the first tool call.
     threading.Thread(target=_warm, args=(registry,), name="warm-up", daemon=True).start()
+    if sandbox is not None and sandbox.active:
+        # The namespace holder and the proxy, off the first call's path.
+        threading.Thread(target=_prepare, args=(sandbox,), name="sandbox", daemon=True).start()
 
     import anyio
 
@@ -352,6 +369,7 @@ def _serve(config: Config) -> int:
         spill_dir=config.spill_dir,
         processes=ProcessRegistry(),
         session_id=f"{os.getpid()}",
+        sandbox=sandbox if sandbox is not None and sandbox.active else None,
     )
     gate = _gate(config, permission_settings, session)
     daemon = Daemon(
@@ -375,6 +393,8 @@ def _serve(config: Config) -> int:
         fds.restore()
         if journal is not None:
             journal.close()
+        if sandbox is not None:
+            sandbox.close()
 
 
 def _external_tools(
@@ -446,10 +466,12 @@ def _external_tools(
 def _ready_line(
     config: Config,
     registry: ToolRegistry,
+    sandbox: Sandbox | None,
     settings: Settings | None = None,
     held_mcp: Sequence[McpServerConfig] = (),
 ) -> bytes:
     from .protocol import PROTOCOL_VERSION, Limits, Ready, ToolDefinition, ToolInfo, encode_event
+    from .protocol.messages import SandboxInfo
 
     specs = registry.specs
     ready = Ready(
@@ -478,6 +500,18 @@ def _ready_line(
             result_order=config.result_order,
         ),
         workspace_trust=_workspace_trust(config, settings, held_mcp),
+        sandbox=None
+        if sandbox is None
+        else SandboxInfo(
+            enabled=sandbox.status.enabled,
+            mechanism=sandbox.status.mechanism,  # type: ignore[arg-type]
+            network=sandbox.status.network,  # type: ignore[arg-type]
+            enforced=list(sandbox.status.enforced),
+            not_enforced=list(sandbox.status.not_enforced),
+            held_back=list(sandbox.status.held_back),
+            reason=sandbox.status.reason or None,
+            allowed_domains=list(sandbox.status.allowed_domains),
+        ),
     )
     return encode_event(ready)
 
@@ -554,6 +588,36 @@ def _permission_settings(config: Config) -> Settings | None:
         raise _BadSettings from None
 
 
+def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
+    """The session's sandbox, decided before ``ready`` (which says what it enforces). A
+    sandbox that is required and unavailable, or bad ``sandbox`` settings: exit 2."""
+    if config.sandbox == "off" and settings is None:
+        return None  # nothing to import, nothing to probe
+    from .sandbox.plan import StartupError, build_sandbox
+    from .sandbox.settings import SandboxSettingsError, sandbox_settings
+
+    try:
+        wanted = sandbox_settings(
+            settings.sources if settings is not None else (), workspace=config.workspace
+        )
+        disabled = [m for m in os.environ.get("STDIO_EXECUTOR_SANDBOX_DISABLE", "").split(",") if m]
+        return build_sandbox(
+            wanted,
+            mode=config.sandbox,
+            workspace=config.workspace,
+            spill_dir=config.spill_dir,
+            additional_directories=settings.additional_directories if settings else (),
+            deny_rules=settings.deny if settings else (),
+            disabled=disabled,
+        )
+    except SandboxSettingsError as exc:
+        sys.stderr.write(f"stdio-executor: bad settings: {exc}\n")
+        raise _BadSettings from None
+    except StartupError as exc:
+        sys.stderr.write(f"stdio-executor: {exc}\n")
+        raise _BadSettings from None
+
+
 def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
     from .permissions.settings import case_insensitive, load_settings
     from .permissions.settings_gate import build_gate
@@ -571,6 +635,7 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         session_id=session.session_id,
         processes=session.processes,
         ignore_case=case_insensitive(config.workspace),
+        sandbox=session.sandbox,
     )
     for tool in ("Grep", "Glob"):  # deny rules also filter what searches return
         hidden = gate.policy.hidden_files(tool)
@@ -586,6 +651,13 @@ def _warm(registry: ToolRegistry) -> None:
         from .tools import inputs, validation  # noqa: F401
     except Exception:  # pragma: no cover - the first real call reports the problem
         log.debug("warm-up failed", exc_info=True)
+
+
+def _prepare(sandbox: Sandbox) -> None:
+    try:
+        sandbox.prepare()
+    except OSError as exc:
+        log.warning("%s; sandboxed Bash calls will fail", exc)
 
 
 def _parse(argv: list[str]) -> tuple[argparse.ArgumentParser, argparse.Namespace]:

@@ -41,3 +41,4 @@ class Config:
     strict_mcp_config: bool = False  # ignore the workspace's .mcp.json
     journal: str | None = None  # --journal FILE
     argv: tuple[str, ...] = ()  # the command line, as recorded in the journal
+    sandbox: Literal["auto", "on", "off"] = "auto"  # --sandbox: Bash in an OS sandbox

@@ -178,8 +178,22 @@ async def spawn_group(
     ``supervised``, which stops the group.
     """
     with anyio.CancelScope(shield=True):
-        process = await anyio.open_process(list(argv), start_new_session=True, **kwargs)
+        process = await _open_process(list(argv), start_new_session=True, **kwargs)
         registry.register(process.pid)
+    return process
+
+
+async def _open_process(argv: list[str], **kwargs: Any) -> anyio.abc.Process:
+    """``anyio.open_process``, which does not accept ``preexec_fn`` (the sandbox's child
+    set-up); its backend passes every subprocess keyword through, so that one goes there."""
+    if "preexec_fn" not in kwargs:
+        return await anyio.open_process(argv, **kwargs)
+    from anyio._core._eventloop import get_async_backend
+
+    kwargs.setdefault("stdin", subprocess.PIPE)
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("stderr", subprocess.PIPE)
+    process: anyio.abc.Process = await get_async_backend().open_process(argv, **kwargs)
     return process
 
 

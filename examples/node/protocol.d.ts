@@ -201,6 +201,7 @@ export interface Ready {
   tool_info: { [key: string]: ToolInfo };
   limits: Limits;
   workspace_trust: WorkspaceTrust | null;
+  sandbox: SandboxInfo | null;
 }
 
 export interface RegisterTool {
@@ -218,6 +219,18 @@ export interface ResultMeta {
   truncated: boolean;
   output_path: string | null;
   output_bytes: number | null;
+}
+
+/** Whether Bash runs in an OS sandbox, by what, and what it does and does not cover. */
+export interface SandboxInfo {
+  enabled: boolean;
+  mechanism: "landlock" | "landlock+namespaces" | "none";
+  network: "blocked" | "proxy" | "unrestricted";
+  enforced: string[];
+  not_enforced: string[];
+  held_back: string[];
+  reason: string | null;
+  allowed_domains: string[];
 }
 
 /** Run a host tool now: answer with `tool_progress` (any number) and `tool_output`. */

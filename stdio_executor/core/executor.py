@@ -1,23 +1,34 @@
-"""The executor state machine: every scheduling, ordering and cancellation rule.
+"""The executor state machine: every scheduling, ordering, cancellation and turn rule.
 
 Owns: SPEC section 4. Fed events (a tool was added, a tool finished, interrupt, discard,
-drain), it answers with actions (start this tool, cancel that one, write this result).
+drain, end of input, shutdown), it answers with actions (start this tool, cancel that one,
+write this result). Every rule is a table below; the methods only apply them.
 Must not: import anyio, read a clock, touch a file descriptor or know what a tool does.
 The runtime performs the actions and reports back; tests drive it synchronously.
 
 Theory of operation
 -------------------
-A *turn* is the list of tools added since the previous turn ended (by ``drain`` or
-``discard``). Each tool moves through the states below; ``_move`` is the only place a
-state changes, and it refuses any move not in ``_MOVES``::
+A *turn* is the tools of one assistant message: it opens with the first ``add_tool`` after
+the previous turn ended, and ends when a ``drain`` has seen every result written, or at a
+``discard``. The turn and each of its tools have their own states; ``_move`` is the only
+place either changes, and it refuses any move not in ``_MOVES`` / ``_TURN_MOVES``::
 
-                start            finish / synthetic result      result written
-    QUEUED ──────────► EXECUTING ───────────► COMPLETED ──────────────► YIELDED
-       │                  │                     ▲   │
-       └──────────────────┼─────────────────────┘   │   (unknown tool, bad input,
-       │ rejected/cancelled before it ran           │    rejected before it ran)
-       ▼                  ▼                         ▼
-    DISCARDED ◄───────────┴─────────────────────────┘   (discard: nothing more is written)
+      the turn                              each tool of it
+      ────────                              ───────────────
+      (none) ── add_tool ──► OPEN           QUEUED ──start──► EXECUTING ──finish──► COMPLETED
+                              │                │                  │                   │ in
+                            drain              │ never runs (unknown, invalid,        │ order
+                              ▼                │ rejected) ───────┼──────────────► ───┤
+                           DRAINING            ▼                  ▼                   ▼
+         discard (either) ────┤             DISCARDED ◄───────────┴────────────── YIELDED
+                              ▼               (discard: nothing more is written)
+         every result written: ENDED
+         (``drained``), or DISCARDED
+
+Pipe equivalence (SPEC 4): the output for any input equals the output when the host waits for
+each ``drained`` before sending more. So once a turn is DRAINING, later *turn commands* are
+held in arrival order and replayed when it has ended (``_ROUTES``); the next turn then starts
+with the context the last one left, and no cancellation crosses a turn boundary.
 
 Starting: the queue is scanned in add order. A tool starts when nothing executes, or when
 it is concurrency-safe and everything executing is safe, within ``max_concurrency``. A
@@ -28,47 +39,57 @@ earlier unfinished *safe* tool but never an unfinished unsafe one (Claude Code's
 
 Cancellation: a tool that is still queued gets its synthetic result at once. A running tool
 is asked to stop (``CancelTool``) and keeps its slot until the runtime reports it finished,
-because its processes are still dying; its result then says why it was cancelled.
+because its processes are still dying; its result then says why it was cancelled. A running
+tool of a discarded turn is a *zombie*: no result, but it holds its slot until it is gone.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+
+from .events import (
+    Action,
+    CancelReason,
+    CancelTool,
+    Content,
+    DiscardRequested,
+    DrainRequested,
+    EmitDiscarded,
+    EmitDrained,
+    EmitDuplicate,
+    EmitInterrupted,
+    EmitResult,
+    Event,
+    InputClosed,
+    InterruptBehavior,
+    InterruptRequested,
+    Outcome,
+    ResultOrder,
+    ShutdownRequested,
+    StartTool,
+    Status,
+    ToolAdded,
+    ToolFinished,
+)
 
 __all__ = [
-    "Action",
-    "CancelReason",
-    "CancelTool",
-    "DiscardRequested",
-    "DrainRequested",
-    "EmitDiscarded",
-    "EmitDrained",
-    "EmitDuplicate",
-    "EmitInterrupted",
-    "EmitResult",
-    "Event",
+    "INTERRUPTED_MESSAGE",
+    "REJECTED_MESSAGE",
+    "SHUTDOWN_MESSAGE",
     "Executor",
     "ExecutorError",
-    "InterruptRequested",
-    "Outcome",
-    "ResultOrder",
-    "ShutdownRequested",
-    "StartTool",
     "State",
-    "ToolAdded",
-    "ToolFinished",
+    "TurnState",
     "sibling_label",
 ]
 
-ResultOrder = Literal["strict", "barrier"]
-InterruptBehavior = Literal["cancel", "block"]
-Content = str | list[dict[str, Any]]
-
 
 class State(enum.Enum):
+    """A tool's state within its turn."""
+
     QUEUED = "queued"
     EXECUTING = "executing"
     COMPLETED = "completed"
@@ -80,6 +101,17 @@ class State(enum.Enum):
     __hash__ = object.__hash__
 
 
+class TurnState(enum.Enum):
+    OPEN = "open"  # tools are being added
+    DRAINING = "draining"  # a drain waits for the last result; later turn commands are held
+    ENDED = "ended"  # ``drained`` written
+    DISCARDED = "discarded"  # ``discarded`` written; no more results
+
+    __hash__ = object.__hash__
+
+
+# ------------------------------------------------------------------------ the tables
+
 _MOVES: dict[State, frozenset[State]] = {
     State.QUEUED: frozenset({State.EXECUTING, State.COMPLETED, State.DISCARDED}),
     State.EXECUTING: frozenset({State.COMPLETED, State.DISCARDED}),
@@ -88,155 +120,64 @@ _MOVES: dict[State, frozenset[State]] = {
     State.DISCARDED: frozenset(),
 }
 
-
-class CancelReason(enum.Enum):
-    """Why a tool is being stopped; a closed set, so every message is known in advance."""
-
-    SIBLING_ERROR = "sibling_error"
-    INTERRUPT = "interrupt"
-    ABORT = "abort"
-    DISCARD = "discard"
-    SHUTDOWN = "shutdown"
+_TURN_MOVES: dict[TurnState, frozenset[TurnState]] = {
+    TurnState.OPEN: frozenset({TurnState.DRAINING, TurnState.DISCARDED}),
+    TurnState.DRAINING: frozenset({TurnState.ENDED, TurnState.DISCARDED}),
+    TurnState.ENDED: frozenset(),
+    TurnState.DISCARDED: frozenset(),
+}
 
 
-class ExecutorError(Exception):
-    """The runtime broke the core's contract (a bug, never bad host input)."""
+class _Route(enum.Enum):
+    APPLY = "apply"  # handled now
+    HOLD = "hold"  # kept in arrival order until the draining turn has ended
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How a tool call ended, as far as the core needs to know.
-
-    ``extra`` is opaque to the core (exit code, timing, spill path) and travels to the result.
-    ``cancelled`` is set by the runtime when the tool stopped because it was asked to;
-    ``content`` is then whatever partial output the tool had produced.
-    ``context_update`` is applied to the session context only if the tool was unsafe.
-    """
-
-    content: Content
-    is_error: bool
-    status: str
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    cancelled: bool = False
-    context_update: Mapping[str, str] | None = None
+# How a host command is routed while the open turn is in a state (no turn open: APPLY).
+# Once anything is held, every later command of this table is held behind it, so the held
+# commands replay in input order. Tool completions, shutdown and an interrupt raised from
+# inside a turn (``InterruptRequested.turn`` set) are never held.
+_ROUTES: dict[type[Event], dict[TurnState, _Route]] = {
+    #                              OPEN                          DRAINING
+    ToolAdded: {TurnState.OPEN: _Route.APPLY, TurnState.DRAINING: _Route.HOLD},
+    DrainRequested: {TurnState.OPEN: _Route.APPLY, TurnState.DRAINING: _Route.HOLD},
+    # An interrupt (the user pressed Esc while the turn drains) still reaches that turn.
+    InterruptRequested: {TurnState.OPEN: _Route.APPLY, TurnState.DRAINING: _Route.APPLY},
+    DiscardRequested: {TurnState.OPEN: _Route.APPLY, TurnState.DRAINING: _Route.APPLY},
+    InputClosed: {TurnState.OPEN: _Route.APPLY, TurnState.DRAINING: _Route.APPLY},
+}
 
 
-# ------------------------------------------------------------------------------ events
+def _every(tool: _Tool) -> bool:
+    return True
 
 
-@dataclass(frozen=True, slots=True)
-class ToolAdded:
-    """A tool call arrived. ``outcome`` is set when it can never run (unknown, invalid)."""
-
-    tool_use_id: str
-    name: str
-    safe: bool
-    interrupt_behavior: InterruptBehavior = "cancel"
-    # Set for tools whose errors cancel their siblings (Bash): the label in the message.
-    sibling_label: str | None = None
-    outcome: Outcome | None = None
+def _cancel_behavior(tool: _Tool) -> bool:
+    return tool.interrupt_behavior == "cancel"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolFinished:
-    tool_use_id: str
-    outcome: Outcome
-    # The turn the tool was started in (``StartTool.turn``); None means the open turn. A
-    # host may reuse an id in the turn after a discard while the old call is still dying.
-    turn: int | None = None
+# Which unfinished tools of the turn a reason stops. Every reason but DISCARD (which ends the
+# turn) stays in force for the rest of the turn: tools added later are stopped the same way.
+_VICTIMS: dict[CancelReason, Callable[[_Tool], bool]] = {
+    CancelReason.SIBLING_ERROR: _every,  # the erring Bash call itself is already complete
+    CancelReason.INTERRUPT: _cancel_behavior,  # ``block`` tools run to their real result
+    CancelReason.ABORT: _every,
+    CancelReason.DISCARD: _every,
+    CancelReason.SHUTDOWN: _every,
+}
 
-
-@dataclass(frozen=True, slots=True)
-class InterruptRequested:
-    reason: str = "abort"
-    request_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DiscardRequested:
-    request_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DrainRequested:
-    request_id: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ShutdownRequested:
-    """The daemon is stopping (signal): cancel everything, results still written."""
-
-
-Event = (
-    ToolAdded
-    | ToolFinished
-    | InterruptRequested
-    | DiscardRequested
-    | DrainRequested
-    | ShutdownRequested
+# Admission: a tool added to the open turn is stopped by the first reason in force that picks
+# it; otherwise it takes its precomputed outcome (unknown tool, invalid input) or is queued.
+_ADMISSION: tuple[CancelReason, ...] = (
+    CancelReason.SHUTDOWN,
+    CancelReason.SIBLING_ERROR,
+    CancelReason.ABORT,
+    CancelReason.INTERRUPT,
 )
 
-# ----------------------------------------------------------------------------- actions
-
-
-@dataclass(frozen=True, slots=True)
-class StartTool:
-    tool_use_id: str
-    name: str
-    turn: int
-    context: Mapping[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class CancelTool:
-    tool_use_id: str
-    reason: CancelReason
-
-
-@dataclass(frozen=True, slots=True)
-class EmitResult:
-    tool_use_id: str
-    turn: int
-    outcome: Outcome
-
-
-@dataclass(frozen=True, slots=True)
-class EmitDrained:
-    request_id: str | None
-    turn: int | None
-    by_status: Mapping[str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class EmitDiscarded:
-    request_id: str | None
-    turn: int | None
-    tool_use_ids: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class EmitInterrupted:
-    request_id: str | None
-    turn: int | None
-    reason: str
-    tool_use_ids: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class EmitDuplicate:
-    tool_use_id: str
-    turn: int
-
-
-Action = (
-    StartTool
-    | CancelTool
-    | EmitResult
-    | EmitDrained
-    | EmitDiscarded
-    | EmitInterrupted
-    | EmitDuplicate
-)
+# The ``interrupt`` command's reason -> the cancellation it causes.
+_INTERRUPT_REASONS: dict[str, CancelReason] = {"interrupt": CancelReason.INTERRUPT}
+_DEFAULT_INTERRUPT = CancelReason.ABORT  # any other reason
 
 # ---------------------------------------------------------------------------- messages
 
@@ -254,6 +195,13 @@ SHUTDOWN_MESSAGE = (
 )
 _SIBLING_LABEL_CHARS = 40
 
+# What a stopped tool's result says: (message, status) before it ran / after it ran.
+_STOPPED: dict[CancelReason, tuple[tuple[str, Status], tuple[str, Status]]] = {
+    CancelReason.INTERRUPT: ((REJECTED_MESSAGE, "rejected"), (INTERRUPTED_MESSAGE, "interrupted")),
+    CancelReason.ABORT: ((REJECTED_MESSAGE, "rejected"), (INTERRUPTED_MESSAGE, "interrupted")),
+    CancelReason.SHUTDOWN: ((SHUTDOWN_MESSAGE, "rejected"), (SHUTDOWN_MESSAGE, "interrupted")),
+}
+
 
 def sibling_label(tool_name: str, detail: str) -> str:
     """``Bash(CMD)`` with CMD cut to 40 characters plus an ellipsis, as in the message."""
@@ -266,7 +214,11 @@ def _sibling_message(label: str) -> str:
     return f"<tool_use_error>Cancelled: parallel tool call {label} errored</tool_use_error>"
 
 
-# ----------------------------------------------------------------------------- the core
+class ExecutorError(Exception):
+    """The runtime broke the core's contract (a bug, never bad host input)."""
+
+
+# ----------------------------------------------------------------------------- records
 
 
 @dataclass(slots=True)
@@ -276,9 +228,29 @@ class _Tool:
     safe: bool
     interrupt_behavior: InterruptBehavior
     sibling_label: str | None
+    payload: object
+    turn: int
     state: State = State.QUEUED
     outcome: Outcome | None = None
     cancel_reason: CancelReason | None = None
+
+
+@dataclass(slots=True)
+class _Turn:
+    """The open turn: its tools, where the scans resume, and the reasons in force."""
+
+    number: int
+    state: TurnState = TurnState.OPEN
+    tools: list[_Tool] = field(default_factory=list)
+    by_id: dict[str, _Tool] = field(default_factory=dict)
+    next_yield: int = 0  # tools before this index all have their result written
+    next_queued: int = 0  # tools before this index have all left QUEUED
+    stops: set[CancelReason] = field(default_factory=set)  # reasons in force (see _VICTIMS)
+    sibling_error: str | None = None  # label of the Bash call that errored
+    drains: list[str | None] = field(default_factory=list)  # request ids waiting
+
+
+# ----------------------------------------------------------------------------- the core
 
 
 class Executor:
@@ -296,108 +268,152 @@ class Executor:
         self.max_concurrency = max_concurrency
         self.result_order: ResultOrder = result_order
         self.context: Mapping[str, str] = dict(context or {})
-        self.turn = 0  # number of the open turn, 0 before the first
-        self._tools: list[_Tool] = []
-        self._by_id: dict[str, _Tool] = {}
+        self.turn = 0  # number of the open (or last) turn, 0 before the first
+        self._open: _Turn | None = None
+        # Host commands that arrived after a drain, replayed when that turn has ended.
+        self._held: deque[Event] = deque()
         # Running tools of discarded turns: no result will be written, but they hold their
         # slot until their processes are gone, so nothing can overlap an unsafe one.
         self._zombies: dict[tuple[int, str], _Tool] = {}
-        self._turn_open = False
-        self._next_yield = 0  # tools before this index all have their result written
-        self._next_queued = 0  # tools before this index have all left QUEUED
         # Tools physically running (zombies included): the concurrency rule's inputs, kept
         # as counters so that a turn of 10,000 tools is not rescanned on every event.
         self._running = 0
         self._running_unsafe = 0
-        self._abort: CancelReason | None = None  # every later tool of the turn is rejected
-        self._interrupted = False  # later ``cancel`` tools of the turn are rejected
-        self._sibling_error: str | None = None  # label of the Bash call that errored
-        self._drains: list[str | None] = []
         self._shutdown = False
+        self._input_closed = False
 
     # ----------------------------------------------------------------- introspection
 
     @property
     def turn_open(self) -> bool:
-        return self._turn_open
-
-    @property
-    def idle(self) -> bool:
-        """No turn open and nothing executing: safe to exit."""
-        return not self._turn_open and not self._zombies
-
-    def state_of(self, tool_use_id: str) -> State | None:
-        """The state of a tool of the open turn (None if the turn holds no such id)."""
-        tool = self._by_id.get(tool_use_id)
-        return tool.state if tool else None
+        return self._open is not None
 
     @property
     def draining(self) -> bool:
         """A drain is waiting for the open turn to finish."""
-        return bool(self._drains)
+        return self._open is not None and self._open.state is TurnState.DRAINING
+
+    @property
+    def idle(self) -> bool:
+        """No turn open and nothing executing."""
+        return self._open is None and not self._zombies
+
+    @property
+    def finished(self) -> bool:
+        """Input closed, every command handled and every tool gone: the daemon may exit."""
+        return self._input_closed and not self._held and self.idle
+
+    @property
+    def held(self) -> int:
+        """How many host commands wait for the draining turn to end."""
+        return len(self._held)
+
+    def state_of(self, tool_use_id: str) -> State | None:
+        """The state of a tool of the open turn (None if the turn holds no such id)."""
+        tool = self._open.by_id.get(tool_use_id) if self._open else None
+        return tool.state if tool else None
 
     def turn_tool_ids(self) -> tuple[str, ...]:
         """Ids of the open turn's tools in add order."""
-        return tuple(t.id for t in self._tools)
+        return tuple(t.id for t in self._open.tools) if self._open else ()
 
     def holds(self, tool_use_id: str) -> bool:
         """Whether the open turn already has this id (a new add would be a duplicate)."""
-        return tool_use_id in self._by_id
+        return self._open is not None and tool_use_id in self._open.by_id
 
-    def is_live(self, tool_use_id: str) -> bool:
-        """Whether output of this tool may still reach the host (not discarded)."""
-        tool = self._by_id.get(tool_use_id)
+    def is_live(self, turn: int, tool_use_id: str) -> bool:
+        """Whether output of this running call may still reach the host (not discarded)."""
+        if self._open is None or self._open.number != turn:
+            return False
+        tool = self._open.by_id.get(tool_use_id)
         return tool is not None and tool.state is State.EXECUTING
+
+    def expected(self, tool_use_id: str) -> object | None:
+        """The payload of a call added but not started yet (queued or held), else None."""
+        if self._open is not None:
+            tool = self._open.by_id.get(tool_use_id)
+            if tool is not None and tool.state is State.QUEUED:
+                return tool.payload
+        for event in self._held:
+            if isinstance(event, ToolAdded) and event.tool_use_id == tool_use_id:
+                return event.payload
+        return None
 
     # ------------------------------------------------------------------------ events
 
     def handle(self, event: Event) -> list[Action]:
         actions: list[Action] = []
+        if self._held_back(event):
+            self._held.append(event)
+            return actions
+        self._step(event, actions)
+        # The draining turn may have ended: what waited for it runs now, in input order,
+        # until a replayed drain makes the next turn wait in its turn.
+        held = self._held
+        while held and (self._shutdown or not self.draining):
+            self._step(held.popleft(), actions)
+        return actions
+
+    def _held_back(self, event: Event) -> bool:
+        routes = _ROUTES.get(type(event))
+        if routes is None or self._shutdown:
+            return False
+        if isinstance(event, InterruptRequested) and event.turn is not None:
+            return False  # raised from inside a turn: never waits behind host commands
+        if self._held:
+            return True
+        return self._open is not None and routes[self._open.state] is _Route.HOLD
+
+    def _step(self, event: Event, actions: list[Action]) -> None:
         if isinstance(event, ToolAdded):
             self._on_added(event, actions)
         elif isinstance(event, ToolFinished):
             self._on_finished(event, actions)
         elif isinstance(event, InterruptRequested):
             self._on_interrupt(event, actions)
+        elif isinstance(event, DrainRequested):
+            self._on_drain(event.request_id, actions)
         elif isinstance(event, DiscardRequested):
             self._on_discard(event, actions)
-        elif isinstance(event, DrainRequested):
-            self._on_drain(event, actions)
+        elif isinstance(event, InputClosed):
+            self._input_closed = True
+            if self._open is not None and self._open.state is TurnState.OPEN:
+                self._on_drain(None, actions)  # SPEC 8: EOF finishes the open turn
         elif isinstance(event, ShutdownRequested):
-            self._shutdown = True
-            self._cancel_all(CancelReason.SHUTDOWN, actions)
+            self._on_shutdown(event, actions)
         else:  # pragma: no cover - the union is closed
             raise ExecutorError(f"unknown event {event!r}")
         # Results first: a host tracking "what runs" from the wire must see a finished tool's
         # result before the tool_started of whatever took its slot.
         self._flush(actions)
         self._schedule(actions)
-        return actions
 
     def _on_added(self, event: ToolAdded, actions: list[Action]) -> None:
-        if event.tool_use_id in self._by_id:
-            actions.append(EmitDuplicate(event.tool_use_id, self.turn))
+        turn = self._open
+        if turn is None:
+            turn = self._open_turn()
+        elif event.tool_use_id in turn.by_id:
+            actions.append(
+                EmitDuplicate(event.tool_use_id, turn.number, event.request_id, event.line)
+            )
             return
-        if not self._turn_open:
-            self._open_turn()
         tool = _Tool(
-            id=event.tool_use_id,
-            name=event.name,
-            safe=event.safe,
-            interrupt_behavior=event.interrupt_behavior,
-            sibling_label=event.sibling_label,
+            event.tool_use_id,
+            event.name,
+            event.safe,
+            event.interrupt_behavior,
+            event.sibling_label,
+            event.payload,
+            turn.number,
         )
-        self._tools.append(tool)
-        self._by_id[tool.id] = tool
-        if self._shutdown:
-            self._complete(tool, self._synthetic(tool, CancelReason.SHUTDOWN, None))
-        elif self._sibling_error is not None:
-            self._complete(tool, self._synthetic(tool, CancelReason.SIBLING_ERROR, None))
-        elif self._abort is not None:
-            self._complete(tool, self._synthetic(tool, self._abort, None))
-        elif self._interrupted and tool.interrupt_behavior == "cancel":
-            self._complete(tool, self._synthetic(tool, CancelReason.INTERRUPT, None))
-        elif event.outcome is not None:
+        turn.tools.append(tool)
+        turn.by_id[tool.id] = tool
+        if turn.stops:
+            for reason in _ADMISSION:
+                if reason in turn.stops and _VICTIMS[reason](tool):
+                    self._complete(tool, self._stopped(tool, reason, None))
+                    return
+        if event.outcome is not None:
             self._complete(tool, event.outcome)
             self._maybe_cascade(tool, event.outcome, actions)
 
@@ -407,13 +423,13 @@ class Executor:
         if zombie is not None:
             self._stopped_running(zombie)
             return
-        tool = self._by_id.get(event.tool_use_id)
-        if tool is None or tool.state is not State.EXECUTING:
+        tool = self._open.by_id.get(event.tool_use_id) if self._open else None
+        if tool is None or tool.state is not State.EXECUTING or tool.turn != turn:
             raise ExecutorError(f"finish reported for a tool that is not running: {event}")
         self._stopped_running(tool)
         outcome = event.outcome
         if tool.cancel_reason is not None and outcome.cancelled:
-            outcome = self._synthetic(tool, tool.cancel_reason, outcome)
+            outcome = self._stopped(tool, tool.cancel_reason, outcome)
         elif not tool.safe and outcome.context_update:
             # Only an unsafe tool runs alone, so only its changes have a defined order.
             self.context = {**self.context, **outcome.context_update}
@@ -422,69 +438,62 @@ class Executor:
             self._maybe_cascade(tool, outcome, actions)
 
     def _on_interrupt(self, event: InterruptRequested, actions: list[Action]) -> None:
-        turn = self.turn if self._turn_open else None
-        if not self._turn_open:
-            actions.append(EmitInterrupted(event.request_id, turn, event.reason, ()))
+        turn = self._open
+        if turn is None or (event.turn is not None and event.turn != turn.number):
+            # Nothing to interrupt: no turn, or the turn it was raised in has ended.
+            actions.append(EmitInterrupted(event.request_id, None, event.reason, ()))
             return
-        if event.reason == "interrupt":
-            self._interrupted = True
-            victims = self._cancel_where(
-                lambda t: t.interrupt_behavior == "cancel", CancelReason.INTERRUPT, actions
-            )
-        else:
-            self._abort = CancelReason.ABORT
-            victims = self._cancel_where(lambda t: True, CancelReason.ABORT, actions)
-        actions.append(EmitInterrupted(event.request_id, turn, event.reason, tuple(victims)))
+        reason = _INTERRUPT_REASONS.get(event.reason, _DEFAULT_INTERRUPT)
+        victims = self._cancel(turn, reason, actions)
+        actions.append(EmitInterrupted(event.request_id, turn.number, event.reason, victims))
 
-    def _on_drain(self, event: DrainRequested, actions: list[Action]) -> None:
-        if not self._turn_open:
+    def _on_drain(self, request_id: str | None, actions: list[Action]) -> None:
+        turn = self._open
+        if turn is None:
             # SPEC 4: answered at once. Queued, it would end the next turn at its first result.
-            actions.append(EmitDrained(event.request_id, None, {}))
+            actions.append(EmitDrained(request_id, None, {}))
             return
-        self._drains.append(event.request_id)
+        if turn.state is TurnState.OPEN:
+            self._move_turn(turn, TurnState.DRAINING)
+        turn.drains.append(request_id)
 
     def _on_discard(self, event: DiscardRequested, actions: list[Action]) -> None:
-        if not self._turn_open:
+        turn = self._open
+        if turn is None:
             actions.append(EmitDiscarded(event.request_id, None, ()))
             return
-        lost: list[str] = []
-        for tool in self._tools:
-            if tool.state is State.YIELDED:
-                continue
-            lost.append(tool.id)
-            if tool.state is State.EXECUTING:
-                self._zombies[(self.turn, tool.id)] = tool
-                if tool.cancel_reason is None:
-                    actions.append(CancelTool(tool.id, CancelReason.DISCARD))
-                tool.cancel_reason = CancelReason.DISCARD
-            self._move(tool, State.DISCARDED)
-        turn = self.turn
-        actions.append(EmitDiscarded(event.request_id, turn, tuple(lost)))
+        lost = self._discard(turn, actions)
+        actions.append(EmitDiscarded(event.request_id, turn.number, lost))
         # A drain that was waiting on this turn is answered: nothing more will come.
-        for request_id in self._drains:
-            actions.append(EmitDrained(request_id, turn, self._by_status()))
-        self._close_turn()
+        by_status = self._by_status(turn)
+        for request_id in turn.drains:
+            actions.append(EmitDrained(request_id, turn.number, by_status))
+
+    def _on_shutdown(self, event: ShutdownRequested, actions: list[Action]) -> None:
+        self._shutdown = True
+        if event.discard:
+            self._held.clear()
+            if self._open is not None:
+                self._discard(self._open, actions)
+        elif self._open is not None:
+            self._cancel(self._open, CancelReason.SHUTDOWN, actions)
 
     # --------------------------------------------------------------------- internals
 
-    def _open_turn(self) -> None:
+    def _open_turn(self) -> _Turn:
         self.turn += 1
-        self._turn_open = True
-        self._tools = []
-        self._by_id = {}
-        self._next_yield = 0
-        self._next_queued = 0
-        self._abort = None
-        self._interrupted = False
-        self._sibling_error = None
+        turn = _Turn(self.turn)
+        if self._shutdown:
+            turn.stops.add(CancelReason.SHUTDOWN)
+        self._open = turn
+        return turn
 
-    def _close_turn(self) -> None:
-        self._turn_open = False
-        self._drains = []
-        self._tools = []
-        self._by_id = {}
-        self._next_yield = 0
-        self._next_queued = 0
+    def _move_turn(self, turn: _Turn, new: TurnState) -> None:
+        if new not in _TURN_MOVES[turn.state]:
+            raise ExecutorError(f"illegal move of turn {turn.number}: {turn.state} -> {new}")
+        turn.state = new
+        if new is TurnState.ENDED or new is TurnState.DISCARDED:
+            self._open = None
 
     def _move(self, tool: _Tool, new: State) -> None:
         if new not in _MOVES[tool.state]:
@@ -495,55 +504,86 @@ class Executor:
         self._move(tool, State.COMPLETED)
         tool.outcome = outcome
 
-    def _maybe_cascade(self, tool: _Tool, outcome: Outcome, actions: list[Action]) -> None:
-        if tool.sibling_label is None or not outcome.is_error or self._sibling_error:
-            return
-        self._sibling_error = tool.sibling_label
-        self._cancel_where(lambda t: t is not tool, CancelReason.SIBLING_ERROR, actions)
+    def _discard(self, turn: _Turn, actions: list[Action]) -> tuple[str, ...]:
+        """End the turn with no more results; its running tools become zombies."""
+        lost: list[str] = []
+        for tool in turn.tools:
+            if tool.state is State.YIELDED:
+                continue
+            lost.append(tool.id)
+            if tool.state is State.EXECUTING:
+                self._zombies[(turn.number, tool.id)] = tool
+                if tool.cancel_reason is None:
+                    actions.append(CancelTool(tool.id, CancelReason.DISCARD, turn.number))
+                tool.cancel_reason = CancelReason.DISCARD
+            self._move(tool, State.DISCARDED)
+        self._move_turn(turn, TurnState.DISCARDED)
+        return tuple(lost)
 
-    def _cancel_all(self, reason: CancelReason, actions: list[Action]) -> None:
-        self._cancel_where(lambda t: True, reason, actions)
+    def _maybe_cascade(self, tool: _Tool, outcome: Outcome, actions: list[Action]) -> None:
+        turn = self._open
+        if tool.sibling_label is None or not outcome.is_error or turn is None:
+            return
+        if turn.sibling_error is None:
+            turn.sibling_error = tool.sibling_label
+            self._cancel(turn, CancelReason.SIBLING_ERROR, actions)
 
     def _stopped_running(self, tool: _Tool) -> None:
         self._running -= 1
         if not tool.safe:
             self._running_unsafe -= 1
 
-    def _cancel_where(self, pick: Any, reason: CancelReason, actions: list[Action]) -> list[str]:
+    def _cancel(self, turn: _Turn, reason: CancelReason, actions: list[Action]) -> tuple[str, ...]:
+        """Stop the turn's unfinished tools that ``reason`` picks, now and for later adds."""
+        turn.stops.add(reason)
+        pick = _VICTIMS[reason]
         victims: list[str] = []
-        for tool in self._tools:
+        for tool in turn.tools:
             if tool.cancel_reason is not None or not pick(tool):
                 continue
             if tool.state is State.QUEUED:
-                self._complete(tool, self._synthetic(tool, reason, None))
+                self._complete(tool, self._stopped(tool, reason, None))
                 victims.append(tool.id)
             elif tool.state is State.EXECUTING:
                 tool.cancel_reason = reason
-                actions.append(CancelTool(tool.id, reason))
+                actions.append(CancelTool(tool.id, reason, turn.number))
                 victims.append(tool.id)
-        return victims
+        return tuple(victims)
 
-    def _synthetic(self, tool: _Tool, reason: CancelReason, partial: Outcome | None) -> Outcome:
-        extra: Mapping[str, Any] = partial.extra if partial else {}
+    def _stopped(self, tool: _Tool, reason: CancelReason, partial: Outcome | None) -> Outcome:
+        """The result of a tool stopped for ``reason``, before it ran or with its partial."""
         if reason is CancelReason.SIBLING_ERROR:
-            label = self._sibling_error or "Bash"
-            return Outcome(_sibling_message(label), True, "sibling_cancelled", extra, True)
+            label = (self._open.sibling_error if self._open else None) or "Bash"
+            content: Content = _sibling_message(label)
+            status: Status = "sibling_cancelled"
+        elif partial is None:
+            content, status = _STOPPED[reason][0]
+        else:
+            content, status = _STOPPED[reason][1]
+            if isinstance(partial.content, str) and partial.content.strip():
+                content = f"{content}\nOutput before it stopped:\n{partial.content.rstrip()}"
         if partial is None:
-            message = SHUTDOWN_MESSAGE if reason is CancelReason.SHUTDOWN else REJECTED_MESSAGE
-            return Outcome(message, True, "rejected", extra, True)
-        message = SHUTDOWN_MESSAGE if reason is CancelReason.SHUTDOWN else INTERRUPTED_MESSAGE
-        content: Content = message
-        if isinstance(partial.content, str) and partial.content.strip():
-            content = f"{message}\nOutput before it stopped:\n{partial.content.rstrip()}"
-        return Outcome(content, True, "interrupted", extra, True)
+            return Outcome(content, True, status, cancelled=True)
+        return Outcome(
+            content,
+            True,
+            status,
+            cancelled=True,
+            duration_ms=partial.duration_ms,
+            exit_code=partial.exit_code,
+            truncated=partial.truncated,
+            output_path=partial.output_path,
+            output_bytes=partial.output_bytes,
+        )
 
     def _schedule(self, actions: list[Action]) -> None:
-        if not self._turn_open or self._running_unsafe:
+        turn = self._open
+        if turn is None or self._running_unsafe:
             return  # a running unsafe tool runs alone
-        tools = self._tools
-        while self._next_queued < len(tools) and tools[self._next_queued].state is not State.QUEUED:
-            self._next_queued += 1
-        for i in range(self._next_queued, len(tools)):
+        tools = turn.tools
+        while turn.next_queued < len(tools) and tools[turn.next_queued].state is not State.QUEUED:
+            turn.next_queued += 1
+        for i in range(turn.next_queued, len(tools)):
             if self._running >= self.max_concurrency:
                 return  # nothing at all can start until a slot frees
             tool = tools[i]
@@ -554,39 +594,43 @@ class Executor:
                 self._running += 1
                 if not tool.safe:
                     self._running_unsafe += 1
-                actions.append(StartTool(tool.id, tool.name, self.turn, self.context))
+                actions.append(
+                    StartTool(tool.id, tool.name, turn.number, self.context, tool.payload)
+                )
             elif not tool.safe:
                 return  # nothing may overtake a waiting unsafe tool
 
     def _flush(self, actions: list[Action]) -> None:
-        if not self._turn_open:
+        turn = self._open
+        if turn is None:
             return
         strict = self.result_order == "strict"
-        tools = self._tools
-        i = self._next_yield
+        tools = turn.tools
+        i = turn.next_yield
         prefix_done = True
         while i < len(tools):
             tool = tools[i]
             if tool.state is State.COMPLETED:
                 self._move(tool, State.YIELDED)
                 assert tool.outcome is not None
-                actions.append(EmitResult(tool.id, self.turn, tool.outcome))
+                actions.append(EmitResult(tool.id, turn.number, tool.outcome))
             elif tool.state is not State.YIELDED:
                 if strict or not tool.safe:
                     break
                 prefix_done = False  # barrier: a later result may pass this safe tool
             if prefix_done:
-                self._next_yield = i + 1
+                turn.next_yield = i + 1
             i += 1
-        if self._drains and self._next_yield == len(tools):
-            by_status = self._by_status()
-            for request_id in self._drains:
-                actions.append(EmitDrained(request_id, self.turn, by_status))
-            self._close_turn()
+        if turn.state is TurnState.DRAINING and turn.next_yield == len(tools):
+            by_status = self._by_status(turn)
+            for request_id in turn.drains:
+                actions.append(EmitDrained(request_id, turn.number, by_status))
+            self._move_turn(turn, TurnState.ENDED)
 
-    def _by_status(self) -> dict[str, int]:
+    @staticmethod
+    def _by_status(turn: _Turn) -> dict[str, int]:
         counts: dict[str, int] = {}
-        for tool in self._tools:
+        for tool in turn.tools:
             if tool.state is State.YIELDED and tool.outcome is not None:
                 counts[tool.outcome.status] = counts.get(tool.outcome.status, 0) + 1
         return counts

@@ -29,11 +29,11 @@ import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import msgspec
 
 from ..hooks.config import DEFAULT_TIMEOUT_S, HookCommand, HookGroup, Hooks, compile_matcher
+from ..sandbox.settings import SettingsSource
 from .rules import Rule, RuleError, parse_rule
 from .settings_model import MODES, HookGroupModel, SettingsFile, SettingsShapeError, decode
 
@@ -57,19 +57,6 @@ class SettingsError(Exception):
         super().__init__(f"{path}: {problem}")
         self.path = path
         self.problem = problem
-
-
-@dataclass(frozen=True, slots=True)
-class SettingsSource:
-    """One settings file for sections read elsewhere (the sandbox reads ``sandbox``): its
-    label, its data (``{"sandbox": {...}}`` when it has that section), what ``/x`` paths
-    in it are relative to, and whether its relaxations count (a workspace file before the
-    workspace is trusted does not)."""
-
-    label: str
-    data: dict[str, Any]
-    base_dir: str
-    trusted: bool
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..hooks.config import Hooks
 from ..processes import ProcessRegistry
@@ -30,6 +30,9 @@ from .asker import Asker, error_text
 from .gate import Allow, CallInfo, Deny, Gate, Verdict
 from .policy import DONT_ASK_REASON, Decision, Facts, Policy, has_assignment_prefix
 from .settings import HeldBack, Settings, case_insensitive
+
+if TYPE_CHECKING:
+    from ..sandbox.plan import Sandbox
 
 __all__ = ["SettingsGate", "build_gate", "case_insensitive"]
 
@@ -47,6 +50,7 @@ def build_gate(
     session_id: str,
     processes: ProcessRegistry,
     ignore_case: bool = False,
+    sandbox: Sandbox | None = None,
 ) -> SettingsGate:
     """``mode`` (``--permission-mode``) overrides the settings' ``defaultMode``."""
     policy = Policy(
@@ -63,6 +67,7 @@ def build_gate(
         workspace=workspace,
         session_id=session_id,
         processes=processes,
+        sandbox=sandbox,
     )
     gate.mode_override = mode
     return gate
@@ -78,8 +83,10 @@ class SettingsGate(Gate):
         workspace: str,
         session_id: str,
         processes: ProcessRegistry,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.policy = policy
+        self.sandbox = sandbox if sandbox is not None and sandbox.active else None
         self.hooks = hooks
         self.asker = asker
         self.workspace = workspace
@@ -126,6 +133,7 @@ class SettingsGate(Gate):
     def decide(self, call: CallInfo) -> Decision:
         """What rules and mode say about the call as it is, hooks aside."""
         decision = self.policy.evaluate(self._facts(call, call.raw_input, call.value))
+        decision = self._sandboxed(call.name, call.raw_input, decision)
         return self._settle(decision, call.name)
 
     def quick_verdict(self, call: CallInfo) -> Verdict | None:
@@ -182,6 +190,7 @@ class SettingsGate(Gate):
                     return Allow(updated_input=updated)
             hook_decision, hook_reason = outcome.decision, outcome.reason
         decision = self.policy.evaluate(self._facts(call, tool_input, value))
+        decision = self._sandboxed(call.name, tool_input, decision)
         if decision.kind == "deny":
             return Deny(error_text(decision.reason))
         if hook_decision == "ask":
@@ -237,6 +246,32 @@ class SettingsGate(Gate):
         self.asker.on_input_closed()
 
     # ------------------------------------------------------------------------ helpers
+
+    def _sandboxed(self, name: str, tool_input: Mapping[str, Any], decision: Decision) -> Decision:
+        """The sandbox's say (docs/sandbox.md): ``dangerouslyDisableSandbox`` asks (refused
+        when ``allowUnsandboxedCommands`` is false); ``autoAllowBashIfSandboxed`` turns an
+        ask that only the mode made into an allow for a call that runs sandboxed."""
+        if self.sandbox is None or name != "Bash" or decision.kind == "deny":
+            return decision
+        command = str(tool_input.get("command", ""))
+        disable = tool_input.get("dangerouslyDisableSandbox") is True
+        if disable:
+            if not self.sandbox.settings.allow_unsandboxed:
+                return Decision(
+                    "deny",
+                    "Running outside the sandbox (dangerouslyDisableSandbox) is not allowed: "
+                    "sandbox.allowUnsandboxedCommands is false. Run the command without it.",
+                )
+            if self.policy.mode == "bypassPermissions":
+                return decision
+            return Decision("ask", "the command asks to run outside the sandbox", firm=True)
+        if (
+            decision.kind == "ask"
+            and not decision.firm
+            and self.sandbox.auto_allows(command, False)
+        ):
+            return Decision("allow", "sandboxed (sandbox.autoAllowBashIfSandboxed)")
+        return decision
 
     def _settle(self, decision: Decision, name: str) -> Decision:
         """dontAsk mode: what would be asked is denied."""

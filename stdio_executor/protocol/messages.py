@@ -45,6 +45,7 @@ __all__ = [
     "Ready",
     "RegisterTool",
     "ResultMeta",
+    "SandboxInfo",
     "Status",
     "ToolCall",
     "ToolCancel",
@@ -264,6 +265,20 @@ class WorkspaceTrust(msgspec.Struct, frozen=True, kw_only=True):
     held_back: HeldBack | None = None  # None: nothing was held back
 
 
+class SandboxInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Whether Bash runs in an OS sandbox, by what, and what it does and does not cover."""
+
+    enabled: bool
+    mechanism: Literal["landlock+namespaces", "landlock", "none"]
+    network: Literal["blocked", "proxy", "unrestricted"]
+    enforced: list[str] = []
+    not_enforced: list[str] = []
+    # Relaxations an untrusted workspace file asked for and did not get ("FILE: key").
+    held_back: list[str] = []
+    reason: str | None = None  # why it is off (enabled false)
+    allowed_domains: list[str] = []
+
+
 class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     protocol_version: int
     version: str
@@ -272,6 +287,7 @@ class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     tool_info: dict[str, ToolInfo]
     limits: Limits
     workspace_trust: WorkspaceTrust | None = None
+    sandbox: SandboxInfo | None = None
 
 
 class ToolStarted(_Message, tag="tool_started", frozen=True, kw_only=True):

@@ -115,9 +115,17 @@ class JobRegistry:
         return self._jobs.get(job_id)
 
     async def start(
-        self, command: str, *, cwd: str, tool_use_id: str, log_path: str, description: str = ""
+        self,
+        command: str,
+        *,
+        cwd: str,
+        tool_use_id: str,
+        log_path: str,
+        description: str = "",
+        **spawn: Any,
     ) -> Job:
-        """Start ``command`` in the background; ``OSError`` if bash cannot be started."""
+        """Start ``command`` in the background; ``OSError`` if bash cannot be started.
+        ``spawn``: what the sandbox adds to the spawn (``preexec_fn``, ``env``)."""
         # One open of a new file in the spill directory: no await needed around it.
         with open(log_path, "wb") as log:  # noqa: ASYNC230
             process = await spawn_group(
@@ -127,6 +135,7 @@ class JobRegistry:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
+                **spawn,
             )
         self._count += 1
         job = Job(

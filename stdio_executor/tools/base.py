@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..core.events import Status
+
 if TYPE_CHECKING:
     from .output import OutputSink
     from .session import Session
@@ -71,7 +73,7 @@ class ToolSpec:
 class ToolOutcome:
     content: Content
     is_error: bool = False
-    status: str = ""  # "" means "success" or "error" by is_error
+    status: Status | None = None  # None means "success" or "error" by is_error
     exit_code: int | None = None
     truncated: bool = False
     output_path: str | None = None
@@ -79,7 +81,7 @@ class ToolOutcome:
     context_update: Mapping[str, str] | None = None
 
     @property
-    def final_status(self) -> str:
+    def final_status(self) -> Status:
         return self.status or ("error" if self.is_error else "success")
 
 
@@ -117,6 +119,11 @@ class Tool(abc.ABC):
 
     def describe(self, value: Any) -> str:
         """A short form of the call for messages (Bash: the command)."""
+        return ""
+
+    def describe_raw(self, raw: Mapping[str, Any]) -> str:
+        """``describe`` for an input that failed validation (an invalid Bash call still
+        cancels its siblings, and the message names it)."""
         return ""
 
     def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:

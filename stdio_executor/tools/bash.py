@@ -25,9 +25,11 @@ from typing import Any
 import anyio
 import anyio.abc
 import anyio.lowlevel
+import anyio.to_thread
 
 from ..permissions.bash_syntax import CommandInfo, analyze
 from ..processes import read_until_exit, spawn_group, stop_group, supervised
+from ..sandbox.plan import Spawn
 from .base import Tool, ToolContext, ToolOutcome
 from .inputs import BashInput, parse
 from .output import OutputSink, complete_utf8
@@ -59,7 +61,7 @@ class _Call:
     timeout_ms: float
     background: bool
     info: CommandInfo
-    disable_sandbox: bool = False
+    disable_sandbox: bool = False  # dangerouslyDisableSandbox: the gate asked first
     description: str = ""
 
 
@@ -88,10 +90,17 @@ class BashTool(Tool):
         call: _Call = value
         return call.command
 
+    def describe_raw(self, raw: Mapping[str, Any]) -> str:
+        command = raw.get("command", "")
+        return command if isinstance(command, str) else str(command)
+
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Call = value
         if call.background:
-            return await self._start_background(call, ctx)
+            spawn = await _sandboxing(call, ctx)
+            if isinstance(spawn, ToolOutcome):
+                return spawn
+            return await self._start_background(call, ctx, spawn)
         cwd, note = ctx.cwd, ""
         if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, no await needed
             # The session's directory was deleted (`rmdir` of where we `cd`'d): fall back to
@@ -101,6 +110,10 @@ class BashTool(Tool):
         cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
         sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
         ctx.sink = sink
+        spawn = await _sandboxing(call, ctx)
+        if isinstance(spawn, ToolOutcome):
+            sink.close()
+            return spawn
         read_fd, write_fd = _output_pipe()
         registry = ctx.session.processes
         try:
@@ -111,9 +124,11 @@ class BashTool(Tool):
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
+                **_spawn_kwargs(spawn, ctx),
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             os.close(read_fd)
+            _release(spawn, ctx)
             return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
         finally:
             os.close(write_fd)  # the shell has its copy: EOF once its group closes it
@@ -128,6 +143,7 @@ class BashTool(Tool):
                     await stop_group(process)
         finally:
             os.close(read_fd)
+            _release(spawn, ctx)
         out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
         new_cwd = _read_cwd(cwd_file)
@@ -152,7 +168,9 @@ class BashTool(Tool):
         text = note + text if note else text
         return ToolOutcome(text or "(no output)", is_error=is_error, context_update=update, **extra)
 
-    async def _start_background(self, call: _Call, ctx: ToolContext) -> ToolOutcome:
+    async def _start_background(
+        self, call: _Call, ctx: ToolContext, spawn: Spawn | None
+    ) -> ToolOutcome:
         """A job in ``session.jobs``; the id is worded as Claude Code words it, so a model
         goes on to BashOutput/TaskOutput and KillShell/TaskStop as it learned to."""
         cwd = ctx.cwd if os.path.isdir(ctx.cwd) else ctx.session.workspace  # noqa: ASYNC240
@@ -164,14 +182,53 @@ class BashTool(Tool):
                 tool_use_id=ctx.tool_use_id,
                 log_path=path,
                 description=call.description,
+                # In the sandbox like any Bash call; its proxy listener (if any) lives until
+                # the session ends.
+                **_spawn_kwargs(spawn, ctx),
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
         return ToolOutcome(
             f"Command running in background with ID: {job.job_id}. Output is being written "
             f"to: {path}. Read new output with BashOutput (or TaskOutput) and stop it with "
             "KillShell (or TaskStop); it is stopped when the session ends.",
         )
+
+
+async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | None:
+    """How this call runs in the session's sandbox (None: outside it: no sandbox, an
+    excluded command, or dangerouslyDisableSandbox after the gate's ask); an error outcome
+    when the sandbox cannot be had, never an unprotected run."""
+    sandbox = ctx.session.sandbox
+    if sandbox is None:
+        return None
+    route = sandbox.route(call.command, call.disable_sandbox)
+    if route == "disabled" and not sandbox.settings.allow_unsandboxed:
+        # The gate refuses this first; kept here so no other gate can skip it.
+        return ToolOutcome(
+            "dangerouslyDisableSandbox is refused: sandbox.allowUnsandboxedCommands is false.",
+            is_error=True,
+            status="denied",
+        )
+    if route != "sandboxed":
+        return None
+    if not sandbox.ready:
+        try:
+            await anyio.to_thread.run_sync(sandbox.prepare)
+        except OSError as exc:
+            return ToolOutcome(f"Not run: {exc}", is_error=True)
+    return sandbox.spawn()
+
+
+def _spawn_kwargs(spawn: Spawn | None, ctx: ToolContext) -> dict[str, Any]:
+    if spawn is None or ctx.session.sandbox is None:
+        return {}
+    return {"preexec_fn": ctx.session.sandbox.preexec(spawn), "env": spawn.env}
+
+
+def _release(spawn: Spawn | None, ctx: ToolContext) -> None:
+    if spawn is not None and ctx.session.sandbox is not None:
+        ctx.session.sandbox.release(spawn)
 
 
 def _output_pipe() -> tuple[int, int]:

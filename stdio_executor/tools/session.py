@@ -1,9 +1,9 @@
 """State that outlives one tool call and belongs to the daemon's session.
 
 Owns: the workspace root, where oversized results are spilled, the registry of child
-process groups, the background jobs (``background.JobRegistry``), and what Read has seen
-(Write and Edit refuse to clobber a file the model has not read, or that changed on disk
-since).
+process groups, the background jobs (``background.JobRegistry``), the OS sandbox Bash runs
+in, and what Read has seen (Write and Edit refuse to clobber a file the model has not read,
+or that changed on disk since).
 Must not: hold per-turn scheduling state (that is the core's).
 """
 
@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..processes import ProcessRegistry
 from .background import JobRegistry
+
+if TYPE_CHECKING:
+    from ..sandbox.plan import Sandbox
 
 __all__ = ["FileStamp", "Session"]
 
@@ -41,6 +44,8 @@ class Session:
     hidden: dict[str, Any] = field(default_factory=dict)
     # Commands started with run_in_background (BashOutput, KillShell... find them here).
     jobs: JobRegistry = field(init=False)
+    # The OS sandbox Bash runs in (None: not on this system or not wanted).
+    sandbox: Sandbox | None = None
     _spill_ready: bool = False
     _spill_count: int = 0
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from stdio_executor.core.executor import (
+from stdio_executor.core import (
     INTERRUPTED_MESSAGE,
     REJECTED_MESSAGE,
     SHUTDOWN_MESSAGE,
@@ -28,6 +28,7 @@ from stdio_executor.core.executor import (
     Event,
     Executor,
     ExecutorError,
+    InputClosed,
     InterruptRequested,
     Outcome,
     ResultOrder,
@@ -45,7 +46,7 @@ A = TypeVar("A", bound=Action)
 
 
 def ok(content: str = "done", **extra: Any) -> Outcome:
-    return Outcome(content, False, "success", extra)
+    return Outcome(content, False, "success", **extra)
 
 
 def failed(content: str = "exit code 1") -> Outcome:
@@ -54,7 +55,7 @@ def failed(content: str = "exit code 1") -> Outcome:
 
 def stopped(partial: str = "", **extra: Any) -> Outcome:
     """What the runtime reports for a tool that stopped because it was asked to."""
-    return Outcome(partial, True, "error", extra, cancelled=True)
+    return Outcome(partial, True, "error", cancelled=True, **extra)
 
 
 def unknown(name: str) -> Outcome:
@@ -231,7 +232,9 @@ def test_max_concurrency_below_one_is_refused() -> None:
 
 def test_tool_with_a_precomputed_outcome_never_starts_and_never_holds_a_slot() -> None:
     executor = Executor(max_concurrency=1)
-    invalid = Outcome("<tool_use_error>InputValidationError: ...</tool_use_error>", True, "x")
+    invalid = Outcome(
+        "<tool_use_error>InputValidationError: ...</tool_use_error>", True, "invalid_input"
+    )
     actions = feed(executor, write("a", outcome=invalid), write("b"))
     assert started(actions) == ["b"]
     assert results(actions) == {"a": invalid}
@@ -241,7 +244,7 @@ def test_tool_moves_queued_executing_completed_yielded() -> None:
     executor = Executor()
     feed(executor, write("a"), read("b"))
     assert (executor.state_of("a"), executor.state_of("b")) == (State.EXECUTING, State.QUEUED)
-    assert executor.is_live("a") and not executor.is_live("b")
+    assert executor.is_live(1, "a") and not executor.is_live(1, "b")
     finish(executor, "a")
     assert (executor.state_of("a"), executor.state_of("b")) == (State.YIELDED, State.EXECUTING)
     assert executor.state_of("nope") is None
@@ -374,7 +377,9 @@ def test_tools_added_after_a_sibling_error_are_cancelled_too(later: ToolAdded) -
 def test_precomputed_bash_error_cancels_siblings() -> None:
     executor = Executor()
     executor.handle(read("a"))
-    invalid = Outcome("<tool_use_error>InputValidationError: ...</tool_use_error>", True, "x")
+    invalid = Outcome(
+        "<tool_use_error>InputValidationError: ...</tool_use_error>", True, "invalid_input"
+    )
     actions = executor.handle(bash("b", "", outcome=invalid))
     assert cancels(actions) == [("a", CancelReason.SIBLING_ERROR)]
 
@@ -460,8 +465,8 @@ def test_interrupt_cancels_running_cancel_tools_and_keeps_their_partial_output()
             f"{INTERRUPTED_MESSAGE}\nOutput before it stopped:\nline 1\nline 2",
             True,
             "interrupted",
-            {"exit_code": -15},
             cancelled=True,
+            exit_code=-15,
         ),
         "b": Outcome(INTERRUPTED_MESSAGE, True, "interrupted", cancelled=True),
         "c": ok("file text"),
@@ -530,7 +535,10 @@ def test_any_reason_but_interrupt_cancels_every_unfinished_tool(reason: str) -> 
     assert started(actions) == []
     assert results(actions) == {
         "a": Outcome(
-            f"{INTERRUPTED_MESSAGE}\nOutput before it stopped:\nhalf", True, "interrupted", {}, True
+            f"{INTERRUPTED_MESSAGE}\nOutput before it stopped:\nhalf",
+            True,
+            "interrupted",
+            cancelled=True,
         ),
         "b": Outcome(INTERRUPTED_MESSAGE, True, "interrupted", cancelled=True),
         "c": Outcome(REJECTED_MESSAGE, True, "rejected", cancelled=True),
@@ -561,7 +569,7 @@ def test_interrupt_with_no_open_turn_cancels_nothing() -> None:
 def test_cancelled_tool_that_actually_finished_keeps_its_real_result() -> None:
     executor = Executor()
     feed(executor, bash("a"), InterruptRequested("interrupt"))
-    real = Outcome("all done", False, "success", {"exit_code": 0}, context_update={"cwd": "/x"})
+    real = Outcome("all done", False, "success", exit_code=0, context_update={"cwd": "/x"})
     assert results(finish(executor, "a", real)) == {"a": real}
 
 
@@ -582,11 +590,11 @@ def test_discard_writes_no_more_results_and_lists_the_ids_that_got_none() -> Non
     executor.handle(read("d", outcome=unknown("Nope")))  # completed, but waits behind "b"
     actions = executor.handle(DiscardRequested("r"))
     assert actions == [
-        CancelTool("b", CancelReason.DISCARD),
+        CancelTool("b", CancelReason.DISCARD, 1),
         EmitDiscarded("r", 1, ("b", "c", "d")),
     ]
     assert not executor.turn_open
-    assert not executor.is_live("b")
+    assert not executor.is_live(1, "b")
     assert finish(executor, "b", stopped("partial")) == []
 
 
@@ -697,19 +705,14 @@ def test_drain_after_every_result_is_written_answers_at_once() -> None:
     assert executor.handle(DrainRequested()) == [EmitDrained(None, 1, {"success": 1})]
 
 
-def test_tools_added_while_a_drain_waits_join_the_turn_it_waits_for() -> None:
+def test_every_waiting_drain_is_answered_when_the_turn_is_discarded_or_ended() -> None:
     executor = Executor()
-    feed(executor, read("a"), DrainRequested("r"), read("b"))
-    assert only(finish(executor, "a"), EmitDrained) == []
-    assert only(finish(executor, "b"), EmitDrained) == [EmitDrained("r", 1, {"success": 2})]
-
-
-def test_every_waiting_drain_is_answered() -> None:
-    executor = Executor()
-    feed(executor, read("a"), DrainRequested("r1"), DrainRequested("r2"))
+    feed(executor, read("a"), DrainRequested("r1"))
+    # A second drain arrives after the first: it waits behind it, and finds no turn open.
+    assert executor.handle(DrainRequested("r2")) == []
     assert only(finish(executor, "a"), EmitDrained) == [
         EmitDrained("r1", 1, {"success": 1}),
-        EmitDrained("r2", 1, {"success": 1}),
+        EmitDrained("r2", None, {}),
     ]
 
 
@@ -717,12 +720,180 @@ def test_waiting_drain_is_answered_when_the_turn_is_discarded() -> None:
     executor = Executor()
     feed(executor, read("a"), read("b"), finish_event("a", ok()), DrainRequested("r"))
     assert executor.handle(DiscardRequested("d")) == [
-        CancelTool("b", CancelReason.DISCARD),
+        CancelTool("b", CancelReason.DISCARD, 1),
         EmitDiscarded("d", 1, ("b",)),
         EmitDrained("r", 1, {"success": 1}),
     ]
     assert started(executor.handle(read("c"))) == ["c"]  # the old drain is gone
     assert only(finish(executor, "c"), EmitDrained) == []
+
+
+# ------------------------------------------------------------ turns in input order (pipe)
+# SPEC 4 / docs/protocol.md 4: the output for any input equals the output when the host waits
+# for each ``drained`` before sending more, so commands after a drain wait for that turn.
+
+
+def test_tool_added_after_a_drain_waits_for_that_turn_and_opens_the_next() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DrainRequested("r"))
+    assert executor.handle(read("b")) == []
+    assert executor.held == 1 and executor.turn_tool_ids() == ("a",)
+    assert finish(executor, "a") == [
+        EmitResult("a", 1, ok()),
+        EmitDrained("r", 1, {"success": 1}),
+        StartTool("b", "Read", 2, {}),
+    ]
+    assert executor.held == 0 and executor.turn == 2
+
+
+def test_held_turn_starts_with_the_context_the_previous_turn_left() -> None:
+    executor = Executor(context={"cwd": "/w"})
+    feed(executor, bash("a", "cd sub"), DrainRequested(), bash("b", "pwd", safe=True))
+    moved = Outcome("", False, "success", context_update={"cwd": "/w/sub"})
+    assert only(finish(executor, "a", moved), StartTool) == [
+        StartTool("b", "Bash", 2, {"cwd": "/w/sub"})
+    ]
+
+
+def test_bash_error_never_cancels_a_tool_of_the_next_turn_in_the_input() -> None:
+    executor = Executor()
+    feed(executor, bash("a", "false"), DrainRequested(), bash("b", "echo two"))
+    actions = finish(executor, "a", failed())
+    assert cancels(actions) == [] and started(actions) == ["b"]
+    assert results(finish(executor, "b")) == {"b": ok()}
+
+
+def test_interrupt_after_a_drain_reaches_the_draining_turn_at_once() -> None:
+    # An interactive host sends drain at message end, then interrupt when the user hits Esc.
+    executor = Executor()
+    feed(executor, bash("a"), DrainRequested("r"))
+    actions = executor.handle(InterruptRequested("interrupt", "i"))
+    assert actions == [
+        CancelTool("a", CancelReason.INTERRUPT, 1),
+        EmitInterrupted("i", 1, "interrupt", ("a",)),
+    ]
+
+
+def test_interrupt_after_a_held_add_waits_with_it_and_applies_to_the_next_turn() -> None:
+    executor = Executor()
+    feed(executor, bash("a"), DrainRequested("r"), bash("b"))
+    assert executor.handle(InterruptRequested("interrupt", "i")) == []
+    assert finish(executor, "a") == [
+        EmitResult("a", 1, ok()),
+        EmitDrained("r", 1, {"success": 1}),
+        StartTool("b", "Bash", 2, {}),
+        CancelTool("b", CancelReason.INTERRUPT, 2),
+        EmitInterrupted("i", 2, "interrupt", ("b",)),
+    ]
+
+
+def test_interrupt_after_the_turn_ended_is_a_no_op() -> None:
+    executor = Executor()
+    feed(executor, bash("a"), DrainRequested("r"), finish_event("a", ok()))
+    assert executor.handle(InterruptRequested("abort", "i")) == [
+        EmitInterrupted("i", None, "abort", ())
+    ]
+
+
+def test_discard_after_a_drain_discards_the_draining_turn() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DrainRequested("r"))
+    assert executor.handle(DiscardRequested("d")) == [
+        CancelTool("a", CancelReason.DISCARD, 1),
+        EmitDiscarded("d", 1, ("a",)),
+        EmitDrained("r", 1, {}),
+    ]
+    assert started(executor.handle(read("b"))) == ["b"]
+
+
+def test_discard_after_a_held_add_discards_the_turn_it_follows() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DrainRequested("r"), read("b"))
+    assert executor.handle(DiscardRequested("d")) == []
+    assert finish(executor, "a") == [
+        EmitResult("a", 1, ok()),
+        EmitDrained("r", 1, {"success": 1}),
+        StartTool("b", "Read", 2, {}),
+        CancelTool("b", CancelReason.DISCARD, 2),
+        EmitDiscarded("d", 2, ("b",)),
+    ]
+
+
+def test_a_turn_ending_at_once_lets_the_next_held_turn_replay_in_the_same_answer() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DrainRequested("r1"))
+    feed(executor, read("x", outcome=unknown("Nope")), DrainRequested("r2"), read("c"))
+    assert executor.held == 3
+    assert finish(executor, "a") == [
+        EmitResult("a", 1, ok()),
+        EmitDrained("r1", 1, {"success": 1}),
+        EmitResult("x", 2, unknown("Nope")),
+        EmitDrained("r2", 2, {"unknown_tool": 1}),
+        StartTool("c", "Read", 3, {}),
+    ]
+
+
+def test_duplicate_ids_are_judged_against_the_turn_the_add_joins() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DrainRequested())
+    feed(executor, ToolAdded("a", "Read", True, request_id="q", line=3))
+    feed(executor, ToolAdded("a", "Read", True, request_id="q2", line=4))
+    actions = finish(executor, "a", turn=1)
+    assert started(actions) == ["a"]  # turn 2's "a" is not a duplicate of turn 1's
+    assert only(actions, EmitDuplicate) == [EmitDuplicate("a", 2, "q2", 4)]
+
+
+def test_end_of_input_finishes_held_turns_then_drains_the_last() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DrainRequested("r"), read("b"), InputClosed())
+    assert not executor.finished
+    assert only(finish(executor, "a"), StartTool) == [StartTool("b", "Read", 2, {})]
+    assert only(finish(executor, "b"), EmitDrained) == [EmitDrained(None, 2, {"success": 1})]
+    assert executor.finished
+
+
+def test_end_of_input_drains_the_open_turn_and_waits_for_zombies() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DiscardRequested(), read("b"), InputClosed())
+    assert only(finish(executor, "b"), EmitDrained) == [EmitDrained(None, 2, {"success": 1})]
+    assert not executor.finished  # turn 1's "a" is still dying
+    assert finish(executor, "a", stopped(), turn=1) == []
+    assert executor.finished
+
+
+def test_abort_raised_inside_a_turn_never_waits_and_never_reaches_the_next_turn() -> None:
+    executor = Executor()
+    feed(executor, bash("a"), DrainRequested(), bash("b"))
+    # A hook of "a" stops the turn: applied at once although a command is held.
+    actions = executor.handle(InterruptRequested("abort", "p1", turn=1))
+    assert actions == [
+        CancelTool("a", CancelReason.ABORT, 1),
+        EmitInterrupted("p1", 1, "abort", ("a",)),
+    ]
+    assert started(finish(executor, "a", stopped())) == ["b"]
+    stale = executor.handle(InterruptRequested("abort", "p0", turn=1))
+    assert stale == [EmitInterrupted("p0", None, "abort", ())]
+
+
+def test_shutdown_releases_held_commands_so_every_add_gets_a_result() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DrainRequested("r"), read("b"), DrainRequested("r2"))
+    assert cancels(executor.handle(ShutdownRequested())) == [("a", CancelReason.SHUTDOWN)]
+    assert executor.held == 0
+    actions = finish(executor, "a", stopped())
+    assert written(actions) == ["a", "b"]
+    assert results(actions)["b"] == Outcome(SHUTDOWN_MESSAGE, True, "rejected", cancelled=True)
+    assert [d.request_id for d in only(actions, EmitDrained)] == ["r", "r2"]
+
+
+def test_host_gone_discards_the_open_turn_and_drops_held_commands() -> None:
+    executor = Executor()
+    feed(executor, read("a"), DrainRequested("r"), read("b"))
+    actions = executor.handle(ShutdownRequested(discard=True))
+    assert actions == [CancelTool("a", CancelReason.DISCARD, 1)]
+    assert executor.held == 0
+    assert finish(executor, "a", stopped(), turn=1) == []
+    assert executor.idle
 
 
 # -------------------------------------------------------------------------- duplicates
@@ -794,12 +965,15 @@ def test_shutdown_cancels_everything_and_still_writes_results() -> None:
     executor = Executor()
     feed(executor, read("a"), write("b"))
     actions = executor.handle(ShutdownRequested())
-    assert actions == [CancelTool("a", CancelReason.SHUTDOWN)]
+    assert actions == [CancelTool("a", CancelReason.SHUTDOWN, 1)]
     actions = finish(executor, "a", stopped("so far"))
     assert started(actions) == []
     assert results(actions) == {
         "a": Outcome(
-            f"{SHUTDOWN_MESSAGE}\nOutput before it stopped:\nso far", True, "interrupted", {}, True
+            f"{SHUTDOWN_MESSAGE}\nOutput before it stopped:\nso far",
+            True,
+            "interrupted",
+            cancelled=True,
         ),
         "b": Outcome(SHUTDOWN_MESSAGE, True, "rejected", cancelled=True),
     }
@@ -837,3 +1011,13 @@ def test_drain_answered_by_discard_counts_only_written_results() -> None:
     feed(executor, read("a"), read("b"), finish_event("b", ok()), DrainRequested("r"))
     drained = only(executor.handle(DiscardRequested()), EmitDrained)
     assert drained == [EmitDrained("r", 1, {})]  # "b" finished but was never written
+
+
+def test_core_statuses_are_the_wire_statuses() -> None:
+    # The core may not import the protocol package; the two closed sets must still agree.
+    from typing import get_args
+
+    from stdio_executor.core import Status
+    from stdio_executor.protocol.messages import Status as WireStatus
+
+    assert get_args(Status) == get_args(WireStatus)

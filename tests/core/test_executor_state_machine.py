@@ -23,11 +23,22 @@ Every action the core answers with is checked the moment it appears:
 After every step nothing startable is left waiting, and the core's view of each tool agrees
 with the model's. At the end every running tool is finished and the turn drained: every tool
 of a turn that was not discarded has exactly one result.
+
+Held turns (pipe equivalence, SPEC 4): the model plays a host that waits for each ``drained``
+before sending more, so the checked executor never holds a command. A second executor, the
+*pipe*, gets every command the moment it is generated. After every step:
+
+- the pipe holds exactly the commands the waiting host has not sent yet;
+- the pipe has answered with exactly the actions the waiting host's executor has, in order
+  (so a held turn starts only after the last one ended, with its context, and no cancellation
+  crosses a turn boundary);
+- at the end, the pipe's end of input runs what it held, drains the last turn (as the waiting
+  host's final drain does) and leaves it ``finished``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,7 +52,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from stdio_executor.core.executor import (
+from stdio_executor.core import (
     INTERRUPTED_MESSAGE,
     REJECTED_MESSAGE,
     Action,
@@ -54,12 +65,15 @@ from stdio_executor.core.executor import (
     EmitDuplicate,
     EmitInterrupted,
     EmitResult,
+    Event,
     Executor,
+    InputClosed,
     InterruptRequested,
     Outcome,
     ResultOrder,
     StartTool,
     State,
+    Status,
     ToolAdded,
     ToolFinished,
     sibling_label,
@@ -100,12 +114,25 @@ class Tool:
 
 
 def rejected() -> Outcome:
-    return Outcome(REJECTED_MESSAGE, True, "rejected", {}, True)
+    return Outcome(REJECTED_MESSAGE, True, "rejected", cancelled=True)
 
 
-def sibling_cancelled(label: str, extra: Mapping[str, Any] | None = None) -> Outcome:
+def facts_of(partial: Outcome | None) -> dict[str, Any]:
+    """The result facts a cancellation message keeps from the partial outcome."""
+    if partial is None:
+        return {}
+    return {
+        "duration_ms": partial.duration_ms,
+        "exit_code": partial.exit_code,
+        "truncated": partial.truncated,
+        "output_path": partial.output_path,
+        "output_bytes": partial.output_bytes,
+    }
+
+
+def sibling_cancelled(label: str, partial: Outcome | None = None) -> Outcome:
     message = f"<tool_use_error>Cancelled: parallel tool call {label} errored</tool_use_error>"
-    return Outcome(message, True, "sibling_cancelled", extra or {}, True)
+    return Outcome(message, True, "sibling_cancelled", cancelled=True, **facts_of(partial))
 
 
 def interrupted(partial: Outcome) -> Outcome:
@@ -113,13 +140,14 @@ def interrupted(partial: Outcome) -> Outcome:
     assert isinstance(partial.content, str)
     if partial.content.strip():
         content = f"{INTERRUPTED_MESSAGE}\nOutput before it stopped:\n{partial.content.rstrip()}"
-    return Outcome(content, True, "interrupted", partial.extra, True)
+    return Outcome(content, True, "interrupted", cancelled=True, **facts_of(partial))
 
 
 class ExecutorMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
-        self.executor = Executor()
+        self.executor = Executor()  # fed the way a host that waits for each drained feeds it
+        self.pipe = Executor()  # fed every command the moment it is generated
         self.max_concurrency = 10
         self.order: ResultOrder = "strict"
         self.context: dict[str, str] = {"cwd": "/"}
@@ -131,10 +159,15 @@ class ExecutorMachine(RuleBasedStateMachine):
         self.aborted = False
         self.interrupted = False
         self.sibling: str | None = None  # label of the Bash call that errored
-        self.drains: list[str] = []
+        self.drains: list[str | None] = []
         self.requests = 0
         self.ids: list[str] = []  # every id used so far
         self.counter = 0
+        # Commands the waiting host has not sent yet (its turn drains), in generation order.
+        self.waiting: list[tuple[Event, Callable[[Event], None]]] = []
+        self.host_log: list[Action] = []
+        self.pipe_log: list[Action] = []
+        self.input_closed = False
 
     # -------------------------------------------------------------------------- rules
 
@@ -148,60 +181,19 @@ class ExecutorMachine(RuleBasedStateMachine):
         self.executor = Executor(
             max_concurrency=max_concurrency, result_order=order, context=self.context
         )
+        self.pipe = Executor(
+            max_concurrency=max_concurrency, result_order=order, context=self.context
+        )
 
     @rule(tool=TOOLS)
     def add(self, tool: ToolSpec) -> None:
-        self.add_tool(*tool)
+        self.send(self.new_tool(*tool), self.add_tool)
 
     @rule(tools=st.lists(TOOLS, min_size=2, max_size=4))
     def add_several(self, tools: list[ToolSpec]) -> None:
         # An assistant message streams several tool_use blocks before anything finishes.
         for tool in tools:
-            self.add_tool(*tool)
-
-    def add_tool(
-        self, reuse: int | None, safe: bool, behavior: str, command: str | None, precomputed: bool
-    ) -> None:
-        if reuse is None or not self.ids:
-            self.ids.append(f"toolu_{len(self.ids)}")
-            tool_use_id = self.ids[-1]
-        else:
-            tool_use_id = self.ids[-1 - reuse % len(self.ids)]
-        label = None if command is None else sibling_label("Bash", command)
-        name = "Bash" if label else ("Read" if safe else "Write")
-        outcome = None
-        if precomputed:
-            status = "invalid_input" if label else "unknown_tool"
-            outcome = Outcome(f"<tool_use_error>{status}</tool_use_error>", True, status)
-        event = ToolAdded(
-            tool_use_id,
-            name,
-            safe=safe,
-            interrupt_behavior="cancel" if behavior == "cancel" else "block",
-            sibling_label=label,
-            outcome=outcome,
-        )
-        if self.turn_open and any(tool.id == tool_use_id for tool in self.tools):
-            assert self.executor.handle(event) == [EmitDuplicate(tool_use_id, self.turn)]
-            return
-        if not self.turn_open:
-            self.turn += 1
-            self.turn_open = True
-            self.tools = []
-            self.aborted = self.interrupted = False
-            self.sibling = None
-        tool = Tool(tool_use_id, self.turn, safe, behavior, label)
-        self.tools.append(tool)
-        self.all_tools.append(tool)
-        cancels: list[CancelTool] = []
-        if self.sibling is not None:
-            tool.expected = sibling_cancelled(self.sibling)
-        elif self.aborted or (self.interrupted and behavior == "cancel"):
-            tool.expected = rejected()
-        elif outcome is not None:
-            tool.expected = outcome
-            self.cascade(tool, outcome, cancels)
-        self.apply(self.executor.handle(event), cancels)
+            self.send(self.new_tool(*tool), self.add_tool)
 
     @precondition(lambda self: bool(self.running))
     @rule(
@@ -229,9 +221,10 @@ class ExecutorMachine(RuleBasedStateMachine):
             partial,
             is_error,
             "error" if is_error else "success",
-            {"n": self.counter},
-            cancelled,
-            update,
+            cancelled=cancelled,
+            context_update=update,
+            exit_code=self.counter,
+            output_bytes=len(partial),
         )
         self.finish_tool(key, outcome, names_its_turn)
 
@@ -242,15 +235,136 @@ class ExecutorMachine(RuleBasedStateMachine):
         keys = sorted(k for k, t in self.running.items() if t.cancel_reason is not None)
         key = data.draw(st.sampled_from(keys), label="cancelled tool")
         partial = data.draw(st.sampled_from(["", "line 1\nline 2\n"]), label="partial")
-        outcome = Outcome(partial, False, "success", {"signal": 15}, stopped_by_the_cancel)
+        outcome = Outcome(partial, False, "success", cancelled=stopped_by_the_cancel, exit_code=-15)
         self.finish_tool(key, outcome, names_its_turn=False)
 
     @rule(reason=st.sampled_from(["interrupt", "abort"]))
     def interrupt(self, reason: str) -> None:
-        request_id = self.request_id()
-        event = InterruptRequested(reason, request_id)
+        self.send(InterruptRequested(reason, self.request_id()), self.do_interrupt)
+
+    @rule()
+    def discard(self) -> None:
+        self.send(DiscardRequested(self.request_id()), self.do_discard)
+
+    @rule()
+    def drain(self) -> None:
+        self.send(DrainRequested(self.request_id()), self.do_drain)
+
+    def teardown(self) -> None:
+        # End of input: the pipe learns it at once; the waiting host, once it has sent every
+        # command it held back, drains what is open. Every running tool then ends the way the
+        # runtime would report it.
+        self.pipe_log += self.pipe.handle(InputClosed())
+        self.input_closed = True
+        self.release()
+        while True:
+            if self.running:
+                key = min(self.running)
+                stopped = self.running[key].cancel_reason is not None
+                self.finish_tool(key, Outcome("bye", False, "success", cancelled=stopped), True)
+            else:
+                break
+        assert not self.turn_open and not self.waiting
+        assert self.executor.idle
+        assert self.pipe.finished, "the pipe did not finish what it was sent"
+        assert self.pipe_log == self.host_log
+        for tool in self.all_tools:
+            # A discarded turn may have written some results before the discard, none after.
+            assert tool.results == 1 or (tool.discarded and tool.results == 0), tool
+
+    # ------------------------------------------------------- the host and the pipe
+
+    def send(self, event: Event, apply: Callable[[Event], None]) -> None:
+        """One host command: the pipe gets it now; the waiting host sends it now unless its
+        turn drains (an add or a drain) or something it held back is still unsent."""
+        self.pipe_log += self.pipe.handle(event)
+        held = isinstance(event, ToolAdded | DrainRequested) and self.turn_open and self.drains
+        if self.waiting or held:
+            self.waiting.append((event, apply))
+        else:
+            apply(event)
+            self.release()
+        self.check_pipe()
+
+    def release(self) -> None:
+        """The waiting host's turn ended: it sends what it held back, until a drain waits."""
+        while self.waiting and not (self.turn_open and self.drains):
+            event, apply = self.waiting.pop(0)
+            apply(event)
+        if self.input_closed and self.turn_open and not self.drains and not self.waiting:
+            self.do_drain(DrainRequested(None))  # what the daemon does at end of input
+
+    def host(self, event: Event) -> list[Action]:
+        actions = self.executor.handle(event)
+        self.host_log += actions
+        return actions
+
+    def check_pipe(self) -> None:
+        # The pipe holds exactly what the waiting host has not sent, and has said so far
+        # exactly what the host's executor said: SPEC 4's pipe equivalence, step by step.
+        if not self.input_closed:  # after it, the pipe also holds its end of input
+            assert self.pipe.held == len(self.waiting)
+        assert self.executor.held == 0, "a host that waits for drained never has commands held"
+        assert self.pipe_log == self.host_log
+        assert (self.pipe.turn, self.pipe.turn_open) == (self.executor.turn, self.turn_open)
+
+    # ---------------------------------------------------------------------- the model
+
+    def new_tool(
+        self, reuse: int | None, safe: bool, behavior: str, command: str | None, precomputed: bool
+    ) -> ToolAdded:
+        if reuse is None or not self.ids:
+            self.ids.append(f"toolu_{len(self.ids)}")
+            tool_use_id = self.ids[-1]
+        else:
+            tool_use_id = self.ids[-1 - reuse % len(self.ids)]
+        label = None if command is None else sibling_label("Bash", command)
+        name = "Bash" if label else ("Read" if safe else "Write")
+        outcome = None
+        if precomputed:
+            status: Status = "invalid_input" if label else "unknown_tool"
+            outcome = Outcome(f"<tool_use_error>{status}</tool_use_error>", True, status)
+        return ToolAdded(
+            tool_use_id,
+            name,
+            safe=safe,
+            interrupt_behavior="cancel" if behavior == "cancel" else "block",
+            sibling_label=label,
+            outcome=outcome,
+        )
+
+    def add_tool(self, event: Event) -> None:
+        assert isinstance(event, ToolAdded)
+        tool_use_id = event.tool_use_id
+        if self.turn_open and any(tool.id == tool_use_id for tool in self.tools):
+            assert self.host(event) == [EmitDuplicate(tool_use_id, self.turn)]
+            return
         if not self.turn_open:
-            assert self.executor.handle(event) == [EmitInterrupted(request_id, None, reason, ())]
+            self.turn += 1
+            self.turn_open = True
+            self.tools = []
+            self.aborted = self.interrupted = False
+            self.sibling = None
+        tool = Tool(
+            tool_use_id, self.turn, event.safe, event.interrupt_behavior, event.sibling_label
+        )
+        self.tools.append(tool)
+        self.all_tools.append(tool)
+        cancels: list[CancelTool] = []
+        if self.sibling is not None:
+            tool.expected = sibling_cancelled(self.sibling)
+        elif self.aborted or (self.interrupted and tool.behavior == "cancel"):
+            tool.expected = rejected()
+        elif event.outcome is not None:
+            tool.expected = event.outcome
+            self.cascade(tool, event.outcome, cancels)
+        self.apply(self.host(event), cancels)
+
+    def do_interrupt(self, event: Event) -> None:
+        assert isinstance(event, InterruptRequested)
+        request_id, reason = event.request_id, event.reason
+        if not self.turn_open:
+            assert self.host(event) == [EmitInterrupted(request_id, None, reason, ())]
             return
         if reason == "interrupt":
             self.interrupted = True
@@ -263,12 +377,12 @@ class ExecutorMachine(RuleBasedStateMachine):
             lambda t: reason != "interrupt" or t.behavior == "cancel", cause, cancels
         )
         announced = EmitInterrupted(request_id, self.turn, reason, tuple(victims))
-        self.apply(self.executor.handle(event), cancels, [announced])
+        self.apply(self.host(event), cancels, [announced])
 
-    @rule()
-    def discard(self) -> None:
-        request_id = self.request_id()
-        actions = self.executor.handle(DiscardRequested(request_id))
+    def do_discard(self, event: Event) -> None:
+        assert isinstance(event, DiscardRequested)
+        request_id = event.request_id
+        actions = self.host(event)
         if not self.turn_open:
             assert actions == [EmitDiscarded(request_id, None, ())]
             return
@@ -277,7 +391,7 @@ class ExecutorMachine(RuleBasedStateMachine):
             tool.discarded = True
             if tool.running and tool.cancel_reason is None:
                 tool.cancel_reason = CancelReason.DISCARD
-                expected.append(CancelTool(tool.id, CancelReason.DISCARD))
+                expected.append(CancelTool(tool.id, CancelReason.DISCARD, tool.turn))
         lost = tuple(tool.id for tool in self.tools if tool.results == 0)
         expected.append(EmitDiscarded(request_id, self.turn, lost))
         by_status = self.by_status()
@@ -287,32 +401,13 @@ class ExecutorMachine(RuleBasedStateMachine):
         self.drains = []
         self.check()
 
-    @rule()
-    def drain(self) -> None:
-        request_id = self.request_id()
-        event = DrainRequested(request_id)
+    def do_drain(self, event: Event) -> None:
+        assert isinstance(event, DrainRequested)
         if not self.turn_open:
-            assert self.executor.handle(event) == [EmitDrained(request_id, None, {})]
+            assert self.host(event) == [EmitDrained(event.request_id, None, {})]
             return
-        self.drains.append(request_id)
-        self.apply(self.executor.handle(event), [])
-
-    def teardown(self) -> None:
-        # Let every running tool end the way the runtime would report it, then drain.
-        while self.running:
-            key = min(self.running)
-            tool = self.running[key]
-            stopped = tool.cancel_reason is not None
-            self.finish_tool(key, Outcome("bye", False, "success", {}, stopped), True)
-        if self.turn_open:
-            self.drain()
-        assert not self.turn_open
-        assert self.executor.idle
-        for tool in self.all_tools:
-            # A discarded turn may have written some results before the discard, none after.
-            assert tool.results == 1 or (tool.discarded and tool.results == 0), tool
-
-    # ---------------------------------------------------------------------- the model
+        self.drains.append(event.request_id)
+        self.apply(self.host(event), [])
 
     def request_id(self) -> str:
         self.requests += 1
@@ -325,12 +420,13 @@ class ExecutorMachine(RuleBasedStateMachine):
         # current, which is the open one or, when none is open, the last.
         turn = tool.turn if names_its_turn or tool.turn != self.turn else None
         event = ToolFinished(tool.id, outcome, turn)
+        self.pipe_log += self.pipe.handle(event)
         cancels: list[CancelTool] = []
         if not tool.discarded:
             if tool.cancel_reason is not None and outcome.cancelled:
                 if tool.cancel_reason is CancelReason.SIBLING_ERROR:
                     assert self.sibling is not None
-                    tool.expected = sibling_cancelled(self.sibling, outcome.extra)
+                    tool.expected = sibling_cancelled(self.sibling, outcome)
                 else:
                     tool.expected = interrupted(outcome)
             else:
@@ -339,7 +435,9 @@ class ExecutorMachine(RuleBasedStateMachine):
                     self.context = {**self.context, **outcome.context_update}
                 if tool.cancel_reason is None:
                     self.cascade(tool, outcome, cancels)
-        self.apply(self.executor.handle(event), cancels)
+        self.apply(self.host(event), cancels)
+        self.release()
+        self.check_pipe()
 
     def cascade(self, tool: Tool, outcome: Outcome, cancels: list[CancelTool]) -> None:
         if tool.label is None or not outcome.is_error or self.sibling is not None:
@@ -363,7 +461,7 @@ class ExecutorMachine(RuleBasedStateMachine):
                 victims.append(tool.id)
             elif tool.running and tool.cancel_reason is None:
                 tool.cancel_reason = reason
-                cancels.append(CancelTool(tool.id, reason))
+                cancels.append(CancelTool(tool.id, reason, tool.turn))
                 victims.append(tool.id)
         return victims
 

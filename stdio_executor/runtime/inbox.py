@@ -1,0 +1,115 @@
+"""The loop's one inbox and the closed set of things that arrive in it.
+
+Owns: ``Inbox`` (a deque and a wake-up) and ``InboxItem``, the typed union of what flows to
+the loop that owns the core: decoded input lines, tool completions, an abort raised from
+inside a turn, background jobs starting and ending, end of input, signals, the host's death,
+and tool-set changes.
+Must not: interpret any item (``daemon`` does) or block: ``put`` is called from tool tasks,
+watchers and the stdin reader alike.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import anyio
+
+from ..core import Outcome
+from ..protocol.messages import Command, ErrorEvent, JobExited, JobStarted
+from .toolset import SchemaReport, ServerTools
+
+__all__ = [
+    "Eof",
+    "Finished",
+    "HostGone",
+    "Inbox",
+    "InboxItem",
+    "Line",
+    "SignalReceived",
+    "TurnAbort",
+]
+
+
+# Not frozen: built once per call on the hot path, where a frozen dataclass's __init__
+# costs several times a plain one's (bench/NOTES.md). Never mutated after construction.
+@dataclass(slots=True)
+class Finished:
+    """A call ended (``Outcome``); sent by the call runner, inline or from the call's task."""
+
+    turn: int
+    tool_use_id: str
+    outcome: Outcome
+
+
+@dataclass(slots=True)
+class Line:
+    """A decoded command with the number of the input line it came from."""
+
+    lineno: int
+    command: Command
+
+
+@dataclass(slots=True)
+class TurnAbort:
+    """The gate aborts the turn a call of it runs in (a hook's ``continue: false``, a host's
+    ``interrupt: true`` answer): an ``interrupt`` with reason "abort" aimed at that turn."""
+
+    turn: int
+    request_id: str | None
+
+
+@dataclass(slots=True)
+class Eof:
+    pass
+
+
+@dataclass(slots=True)
+class SignalReceived:
+    signum: int
+
+
+@dataclass(slots=True)
+class HostGone:
+    why: str
+
+
+InboxItem = (
+    Finished
+    | Line
+    | ErrorEvent  # an input line that could not be decoded
+    | JobStarted  # a background job's life (``jobs``), in order with everything else
+    | JobExited
+    | TurnAbort
+    | Eof
+    | SignalReceived
+    | HostGone
+    | ServerTools
+    | SchemaReport
+)
+
+
+class Inbox:
+    """A deque and a wake-up: cheaper than a memory stream when batches are large."""
+
+    def __init__(self) -> None:
+        self._items: deque[InboxItem] = deque()
+        self._event: anyio.Event | None = None
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._items)
+
+    def put(self, item: InboxItem) -> None:
+        self._items.append(item)
+        if self._event is not None:
+            self._event.set()
+
+    async def get_all(self) -> list[InboxItem]:
+        while not self._items:
+            self._event = anyio.Event()
+            await self._event.wait()
+            self._event = None
+        items = list(self._items)
+        self._items.clear()
+        return items

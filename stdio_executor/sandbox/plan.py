@@ -1,0 +1,514 @@
+"""The session's sandbox: what Bash may touch, built once, applied to every call.
+
+Owns: turning the settings (``sandbox.*``, the permission rules' Read/Edit denials,
+``additionalDirectories``), ``--sandbox on|off|auto`` and what the kernel offers into one
+``Sandbox`` object: whether commands are sandboxed at all and why not (``status``, which
+``ready`` carries); which calls run outside it (``route``: ``excludedCommands``,
+``dangerouslyDisableSandbox``); the per-session pieces built once (the Landlock ruleset, the
+seccomp program, the list of masks, the network namespace and its proxy, the temp dir, the
+environment); and ``spawn_options``, what a Bash spawn adds to run inside it.
+Must not: decide whether a call is *allowed* (the permission gate does, asking ``route``
+and ``auto_allows``), or spawn processes itself.
+
+What holds where (docs/sandbox.md has the whole table):
+
+- writes: Landlock allows writing only under the workspace, ``additionalDirectories``, the
+  session temp dir (``TMPDIR``), the spill dir and ``sandbox.filesystem.allowWrite``;
+- control files under those (``protected.WORKSPACE_CONTROL_PATHS``), Edit deny rules and
+  ``denyWrite``: read-only bind mounts in a private mount namespace;
+- reads denied by Read rules and ``denyRead``: an empty file or directory mounted over the
+  path (a pattern is expanded by a bounded walk of the workspace at session start; other
+  names of a hard-linked denied file found by that walk are masked too);
+- network: the session's network namespace (loopback only) plus the proxy for
+  ``allowedDomains``; ``socket(AF_UNIX)`` refused by seccomp unless ``allowAllUnixSockets``;
+- Landlock also stops the sandboxed process from mounting/unmounting (the masks stay),
+  from ptrace-like access to processes outside it (``/proc/PID/root`` of the daemon), and,
+  at ABI 6, from signalling them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+import re
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..protected import HOME_CONTROL_FILES, WORKSPACE_CONTROL_PATHS
+from .settings import SandboxSettings
+
+__all__ = ["Route", "Sandbox", "SandboxStatus", "Spawn", "StartupError", "build_sandbox"]
+
+log = logging.getLogger("stdio_executor")
+
+Route = Literal["sandboxed", "excluded", "disabled", "off"]
+_WALK_LIMIT = 50_000  # directory entries looked at, per session, to expand deny patterns
+_GLOB = re.compile(r"[*?\[]")
+
+
+class StartupError(Exception):
+    """The sandbox is required and cannot be had; the message says what is missing."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxStatus:
+    """What ``ready`` says about the sandbox."""
+
+    enabled: bool
+    mechanism: str  # "landlock+namespaces", "landlock", "none"
+    network: str  # "blocked", "proxy", "unrestricted"
+    enforced: tuple[str, ...] = ()
+    not_enforced: tuple[str, ...] = ()
+    held_back: tuple[str, ...] = ()
+    reason: str = ""
+    allowed_domains: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Built:
+    plan: Any  # kernel.ChildPlan without a proxy token
+    env: dict[str, str]
+    proxy: Any = None  # proxy.DomainProxy
+    proxy_port: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Spawn:
+    """What one sandboxed spawn adds: namespaces to create, the function to run in the
+    child inside them (module-level, picklable arguments) and the environment."""
+
+    unshare_flags: int
+    pre_exec: Callable[..., None]
+    pre_exec_args: tuple[Any, ...]
+    env: dict[str, str]
+    token: bytes  # give back with ``Sandbox.release`` when the call is over
+
+
+@dataclass(slots=True)
+class Sandbox:
+    """One per session. ``active`` is False when commands run unsandboxed (``status``
+    says why). ``prepare`` builds the per-session pieces once; it may run in a thread."""
+
+    status: SandboxStatus
+    settings: SandboxSettings
+    workspace: str
+    writable: tuple[str, ...] = ()
+    deny_read: tuple[str, ...] = ()
+    read_only: tuple[str, ...] = ()
+    tmp_dir: str = ""
+    mask_dir: str = ""
+    abi: int = 0
+    userns: bool = False
+    explicit: bool = False  # the settings enabled it (`sandbox.enabled: true`, trusted)
+    _built: _Built | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _failed: str | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status.enabled
+
+    # ------------------------------------------------------------------ decisions
+
+    def route(self, command: str, disable: bool) -> Route:
+        """Where a Bash command runs. ``disabled`` (the model asked, with
+        ``dangerouslyDisableSandbox``) still needs the gate's ask, and is refused when
+        ``allowUnsandboxedCommands`` is false."""
+        if not self.active:
+            return "off"
+        if disable:
+            return "disabled"
+        if self.settings.excluded_commands and excluded(command, self.settings.excluded_commands):
+            return "excluded"
+        return "sandboxed"
+
+    def auto_allows(self, command: str, disable: bool) -> bool:
+        """``autoAllowBashIfSandboxed``: a call that runs sandboxed needs no ask, when the
+        settings (a trusted file) turned the sandbox on explicitly."""
+        return (
+            self.explicit
+            and self.settings.auto_allow
+            and self.route(command, disable) == "sandboxed"
+        )
+
+    # ------------------------------------------------------------------ the pieces
+
+    def prepare(self) -> None:
+        """Build the ruleset, masks, namespaces and proxy (once). Raises OSError when the
+        kernel refuses: sandboxed calls then fail instead of running unprotected."""
+        if self._built is not None:
+            return
+        with self._lock:
+            if self.ready:
+                return
+            if self._failed is not None:
+                raise OSError(self._failed)
+            try:
+                self._built = self._build()
+            except OSError as exc:
+                self._failed = f"the sandbox could not be set up: {exc}"
+                raise OSError(self._failed) from exc
+
+    @property
+    def ready(self) -> bool:
+        return self._built is not None
+
+    def spawn(self) -> Spawn:
+        """The additions for one sandboxed call; ``prepare`` must have run."""
+        built = self._built
+        assert built is not None
+        from . import kernel
+
+        plan = built.plan
+        token = b""
+        if built.proxy is not None:
+            token = os.urandom(16)
+            plan = plan._replace(proxy=(built.proxy.control_path, built.proxy_port, token))
+        flags = kernel.UNSHARE_FLAGS if self.userns else 0
+        return Spawn(flags, kernel.enter, (plan,), built.env, token)
+
+    def preexec(self, spawn: Spawn) -> Callable[[], None]:
+        """``spawn`` as a ``preexec_fn`` for a spawn that makes no namespaces itself."""
+        from .kernel import unshare_and_enter
+
+        (plan,) = spawn.pre_exec_args
+
+        def setup() -> None:  # runs in the child between fork and exec
+            unshare_and_enter(plan)
+
+        return setup
+
+    def release(self, spawn: Spawn) -> None:
+        """The call is over (its process has exited): its proxy listener goes."""
+        built = self._built
+        if spawn.token and built is not None and built.proxy is not None:
+            built.proxy.release(spawn.token)
+
+    def close(self) -> None:
+        built, self._built = self._built, None
+        if built is not None and built.proxy is not None:
+            built.proxy.close()
+
+    def _build(self) -> _Built:
+        from . import kernel
+
+        os.makedirs(self.tmp_dir, mode=0o700, exist_ok=True)
+        for path in self.writable:  # the spill dir may not exist yet; Landlock needs it
+            if path.startswith(self.mask_dir.removesuffix("-sandbox")):
+                os.makedirs(path, mode=0o700, exist_ok=True)
+        empty_dir = os.path.join(self.mask_dir, "empty.d")
+        empty_file = os.path.join(self.mask_dir, "empty")
+        os.makedirs(empty_dir, mode=0o500, exist_ok=True)
+        with open(empty_file, "wb"):
+            pass
+        os.chmod(empty_file, 0o400)
+        mask_flags = kernel.mount_flags(self.mask_dir)
+        binds = [
+            kernel.Bind(os.fsencode(empty_file), os.fsencode(p), os.fsencode(empty_dir), mask_flags)
+            for p in self.deny_read
+        ]
+        binds += [
+            kernel.Bind(os.fsencode(p), os.fsencode(p), None, kernel.mount_flags(p))
+            for p in self.read_only
+        ]
+        env = dict(os.environ)
+        env["TMPDIR"] = self.tmp_dir
+        proxy = None
+        port = 0
+        if self.settings.allowed_domains and self.userns:
+            from .proxy import DomainProxy
+
+            proxy = DomainProxy(
+                os.path.join(self.mask_dir, "proxy.sock"), self.settings.allowed_domains
+            )
+            proxy.start()
+            # Any port will do inside a fresh namespace; one per session keeps the
+            # environment the same for every call.
+            port = 20000 + int.from_bytes(os.urandom(2), "big") % 40000
+            url = f"http://127.0.0.1:{port}"
+            for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+                env[name] = env[name.lower()] = url
+            # The proxy decides; a NO_PROXY inherited from the host would send some names
+            # straight at a network that does not exist in here.
+            env.pop("NO_PROXY", None)
+            env.pop("no_proxy", None)
+        seccomp = None if self.settings.allow_all_unix_sockets else kernel.unix_socket_filter()
+        plan = kernel.ChildPlan(
+            isolated=self.userns,
+            abi=self.abi,
+            writable=(*self.writable, "/dev/shm"),
+            devices=_DEVICES,
+            binds=tuple(binds) if self.userns else (),
+            seccomp=seccomp,
+            proxy=None,
+        )
+        return _Built(plan, env, proxy, port)
+
+
+_DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+)
+
+
+def excluded(command: str, patterns: Sequence[str]) -> bool:
+    """Whether some simple command of ``command`` starts with one of ``patterns`` (Claude
+    Code's ``excludedCommands``: ``docker``, ``docker:*``, ``npm run test:*``). A line that
+    cannot be split is not excluded: it stays in the sandbox."""
+    from ..permissions.bash_syntax import split_simple_commands
+
+    commands = split_simple_commands(command)
+    if not commands:
+        return False
+    prefixes = [p.removesuffix(":*").removesuffix("*").split() for p in patterns]
+    for words in commands:
+        for prefix in prefixes:
+            if prefix and words[: len(prefix)] == prefix:
+                return True
+    return False
+
+
+# ---------------------------------------------------------------------------- building
+
+
+def build_sandbox(
+    settings: SandboxSettings,
+    *,
+    mode: str,
+    workspace: str,
+    spill_dir: str,
+    additional_directories: Sequence[str] = (),
+    deny_rules: Iterable[Any] = (),
+    disabled: Sequence[str] = (),
+) -> Sandbox:
+    """The session's sandbox. Raises ``StartupError`` when it is required (``--sandbox
+    on``, or ``sandbox.failIfUnavailable``) and this system cannot provide it."""
+    base = spill_dir.rstrip("/") + "-sandbox"
+    tmp_dir = os.path.join(base, "tmp")
+    required = mode == "on" or settings.required
+    wanted = mode != "off" and settings.enabled is not False
+    if mode == "off" and settings.required:
+        raise StartupError(
+            "the settings require the sandbox (sandbox.failIfUnavailable) but --sandbox off "
+            "was given"
+        )
+    if mode == "on" and settings.enabled is False:
+        wanted = True  # the host's flag wins over a settings file turning it off
+    if platform.system() != "Linux":
+        reason = f"no sandbox on {platform.system()} yet (only Linux: Landlock + namespaces)"
+        return _unsupported(settings, workspace, reason, required)
+    if not wanted:
+        why = "--sandbox off" if mode == "off" else "sandbox.enabled is false in the settings"
+        status = SandboxStatus(
+            False, "none", "unrestricted", reason=why, held_back=settings.held_back
+        )
+        return Sandbox(status, settings, workspace)
+    from .kernel import probe
+
+    support = probe(disabled=disabled)
+    if support.landlock_abi == 0 or (required and not support.user_namespaces):
+        return _unsupported(settings, workspace, support.problem, required)
+    writable = _writable(workspace, spill_dir, tmp_dir, additional_directories, settings)
+    deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
+    read_only = _read_only(writable, edit_denied, settings)
+    enforced = [
+        "writes outside the workspace, additionalDirectories, the session temp dir "
+        "and sandbox.filesystem.allowWrite (Landlock)"
+    ]
+    not_enforced = list(notes)
+    if support.user_namespaces:
+        mechanism = "landlock+namespaces"
+        network = "proxy" if settings.allowed_domains else "blocked"
+        enforced += [
+            "control files and Edit/denyWrite paths under writable directories are "
+            "read-only (bind mounts)",
+            "Read deny rules and sandbox.filesystem.denyRead (masked by bind mounts)",
+            "network: a namespace with only loopback"
+            + ("; allowedDomains through the session proxy" if settings.allowed_domains else ""),
+        ]
+        if settings.allow_all_unix_sockets:
+            not_enforced.append("unix sockets (sandbox.network.allowAllUnixSockets)")
+        else:
+            enforced.append("socket(AF_UNIX) refused (seccomp)")
+    else:
+        mechanism = "landlock"
+        network = "unrestricted"
+        not_enforced += [
+            "network (no user namespaces: " + support.problem + ")",
+            "Read deny rules and denyRead for Bash (no mount namespace)",
+            "control files under the workspace stay writable by Bash",
+        ]
+    if settings.allow_read:
+        not_enforced.append("sandbox.filesystem.allowRead (a masked path stays masked)")
+    if settings.allow_unix_sockets:
+        not_enforced.append("sandbox.network.allowUnixSockets (macOS only, as in Claude Code)")
+    if support.landlock_abi >= 6:
+        enforced.append("signals and abstract unix sockets scoped to the sandbox (Landlock)")
+    status = SandboxStatus(
+        True,
+        mechanism,
+        network,
+        tuple(enforced),
+        tuple(not_enforced),
+        settings.held_back,
+        allowed_domains=settings.allowed_domains,
+    )
+    return Sandbox(
+        status,
+        settings,
+        workspace,
+        writable=writable,
+        deny_read=deny_read,
+        read_only=read_only,
+        tmp_dir=tmp_dir,
+        mask_dir=base,
+        abi=support.landlock_abi,
+        userns=support.user_namespaces,
+        explicit=settings.enabled is True and settings.enabled_by_trusted,
+    )
+
+
+def _unsupported(settings: SandboxSettings, workspace: str, reason: str, required: bool) -> Sandbox:
+    if required:
+        raise StartupError(f"the sandbox is required but not available: {reason}")
+    status = SandboxStatus(
+        False, "none", "unrestricted", reason=reason, held_back=settings.held_back
+    )
+    return Sandbox(status, settings, workspace)
+
+
+def _writable(
+    workspace: str,
+    spill_dir: str,
+    tmp_dir: str,
+    dirs: Sequence[str],
+    settings: SandboxSettings,
+) -> tuple[str, ...]:
+    # The spill dir: the shell writes its final working directory there (tools/bash.py).
+    paths = [workspace, *dirs, tmp_dir, spill_dir, *settings.allow_write]
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in paths))
+
+
+def _read_only(
+    writable: Sequence[str], edit_denied: Sequence[str], settings: SandboxSettings
+) -> tuple[str, ...]:
+    home = os.path.realpath(os.path.expanduser("~"))
+    out: list[str] = []
+    for root in writable:
+        names = HOME_CONTROL_FILES if root == home else WORKSPACE_CONTROL_PATHS
+        out += [os.path.join(root, n) for n in names]
+    out += [p for p in (*edit_denied, *settings.deny_write) if _under_any(p, writable)]
+    return tuple(dict.fromkeys(out))
+
+
+def _under_any(path: str, roots: Sequence[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _deny_paths(
+    settings: SandboxSettings, rules: Iterable[Any], workspace: str, writable: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[str, ...], list[str]]:
+    """Concrete paths for Read denials (masked) and Edit denials (read-only), from
+    ``denyRead`` and the permission deny rules; notes on what could not be expanded."""
+    read: list[str] = list(settings.deny_read)
+    edit: list[str] = []
+    patterns: list[tuple[str, Any]] = []
+    for rule in rules:
+        path = getattr(rule, "path", None)
+        tool = getattr(rule, "tool", "")
+        if path is None or tool not in ("Read", "Edit", "Write"):
+            continue
+        target = read if tool == "Read" else edit
+        literal = _literal(path)
+        if literal is not None:
+            target.append(literal)
+        else:
+            patterns.append((tool, path))
+    notes: list[str] = []
+    walk_roots = [r for r in dict.fromkeys([workspace, *writable])]
+    if patterns:
+        found, complete = _walk(walk_roots, lambda p: [t for t, pat in patterns if pat.matches(p)])
+        for p, tools in found.items():
+            (read if "Read" in tools else edit).append(p)
+            if "Read" in tools and any(t != "Read" for t in tools):
+                edit.append(p)
+        if not complete:
+            notes.append(f"deny patterns were expanded over the first {_WALK_LIMIT} entries only")
+        notes.append("files matching a deny pattern created after start-up are not masked for Bash")
+    read = _with_hard_links(read, walk_roots, notes)
+    return tuple(dict.fromkeys(read)), tuple(dict.fromkeys(edit)), notes
+
+
+def _literal(pattern: Any) -> str | None:
+    """The one path an anchored, wildcard-free pattern names (``dir/**`` names ``dir``)."""
+    spec = pattern.spec.strip()
+    body = spec[2:] if spec.startswith(("//", "~/", "./")) else spec.lstrip("/")
+    body = body.rstrip("/")
+    if body.endswith("/**"):
+        body = body[:-3]
+    if not pattern.anchored or _GLOB.search(body) or not body:
+        return None
+    return os.path.normpath(os.path.join(str(pattern.base), body))
+
+
+def _walk(
+    roots: Sequence[str], match: Callable[[str], list[str]]
+) -> tuple[dict[str, list[str]], bool]:
+    found: dict[str, list[str]] = {}
+    seen = 0
+    stack = [r for r in roots if os.path.isdir(r)]
+    while stack:
+        top = stack.pop()
+        try:
+            entries = list(os.scandir(top))
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if seen > _WALK_LIMIT:
+                return found, False
+            tools = match(entry.path)
+            if tools:
+                found[entry.path] = tools
+                continue  # masked whole: nothing below needs its own mask
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+    return found, True
+
+
+def _with_hard_links(paths: list[str], roots: Sequence[str], notes: list[str]) -> list[str]:
+    """Add the other names of denied files that have more than one link, found under the
+    writable roots: a hard link is the same file, and masking one name must not leave
+    another open. Links made later, or outside these roots, are not found."""
+    ids: set[tuple[int, int]] = set()
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if not os.path.isdir(p) and st.st_nlink > 1:
+            ids.add((st.st_dev, st.st_ino))
+    if not ids:
+        return paths
+    extra: list[str] = []
+
+    def same(p: str) -> list[str]:
+        try:
+            st = os.lstat(p)
+        except OSError:
+            return []
+        return ["Read"] if (st.st_dev, st.st_ino) in ids else []
+
+    found, complete = _walk(roots, same)
+    extra = [p for p in found if p not in paths]
+    if not complete:
+        notes.append("hard links to denied files were searched in part of the tree only")
+    return paths + extra

@@ -1,0 +1,403 @@
+"""Bash in the OS sandbox, through the real daemon: real processes, files and sockets.
+
+Each test starts the daemon as a host would, runs commands that try to step outside the
+sandbox, and checks the file system or a server on 127.0.0.1 for what actually happened (the
+command's own output is not trusted as proof). Skipped where this kernel offers no Landlock
+or user namespaces; "unsupported" is simulated through ``STDIO_EXECUTOR_SANDBOX_DISABLE``,
+which turns a mechanism off in the daemon as if the kernel lacked it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import json
+import os
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_harness import REPO_ROOT, DaemonProcess, run_daemon, tool_use
+
+from stdio_executor.protocol import PermissionRequest, Ready
+from stdio_executor.sandbox.kernel import probe
+
+_SUPPORT = probe()
+pytestmark = pytest.mark.skipif(
+    not (_SUPPORT.landlock_abi and _SUPPORT.user_namespaces),
+    reason=f"no sandbox on this system: {_SUPPORT.problem}",
+)
+PY = shlex.quote(sys.executable)
+
+
+def settings(**sandbox: Any) -> str:
+    return json.dumps({"sandbox": sandbox})
+
+
+def bash(d: DaemonProcess, tool_use_id: str, command: str, **extra: Any) -> tuple[str, bool]:
+    d.send(tool_use(tool_use_id, {"command": command, **extra}))
+    result = d.result(tool_use_id)
+    assert isinstance(result.content, str)
+    return result.content, result.is_error
+
+
+@pytest.fixture
+def outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory outside the workspace that the test itself can write."""
+    return tmp_path_factory.mktemp("outside")
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    hits: list[str]
+
+    def do_GET(self) -> None:
+        self.hits.append(self.path)
+        body = b"hello from 127.0.0.1\n"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def server() -> Iterator[tuple[int, list[str]]]:
+    """An HTTP server on the host's 127.0.0.1 (never any other address)."""
+    hits: list[str] = []
+    handler = type("Hello", (_Hello,), {"hits": hits})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield httpd.server_address[1], hits
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_writes_land_only_in_the_workspace_and_the_session_temp_dir(
+    tmp_path: Path, outside: Path
+) -> None:
+    with run_daemon(tmp_path) as d:
+        ready = d.ready()
+        assert ready.sandbox is not None and ready.sandbox.enabled
+        assert ready.sandbox.mechanism == "landlock+namespaces"
+        out, _is_error = bash(
+            d,
+            "w",
+            f'echo in > inside.txt; echo tmp > "$TMPDIR/t.txt" && cat "$TMPDIR/t.txt"; '
+            f"echo out > {outside}/escaped.txt; echo home > ~/.stdio-executor-escape; "
+            f"mkdir {outside}/newdir; rm -f {outside}/keep.txt; true",
+        )
+    assert (tmp_path / "inside.txt").read_text() == "in\n"
+    assert "tmp" in out
+    assert not (outside / "escaped.txt").exists()
+    assert not (outside / "newdir").exists()
+    assert not Path("~/.stdio-executor-escape").expanduser().exists()
+    assert "Permission denied" in out
+
+
+def test_a_removal_outside_the_workspace_fails(tmp_path: Path, outside: Path) -> None:
+    keep = outside / "keep.txt"
+    keep.write_text("precious\n")
+    with run_daemon(tmp_path) as d:
+        _out, is_error = bash(d, "rm", f"rm -f {keep}")
+    assert is_error and keep.read_text() == "precious\n"
+
+
+def test_control_files_stay_read_only_under_a_writable_workspace(tmp_path: Path) -> None:
+    (tmp_path / ".git" / "hooks").mkdir(parents=True)
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".mcp.json").write_text("{}\n")
+    with run_daemon(tmp_path) as d:
+        _out, _ = bash(
+            d,
+            "c",
+            "echo '[core] fsmonitor = evil' >> .git/config; "
+            "echo evil > .git/hooks/pre-commit; "
+            "echo '{}' > .claude/settings.local.json; "
+            "echo '{\"mcpServers\":{}}' > .mcp.json; "
+            "mv .git/config moved; "
+            "echo ok > src.txt && cat src.txt",
+        )
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    assert not (tmp_path / ".git" / "hooks" / "pre-commit").exists()
+    assert not (tmp_path / ".claude" / "settings.local.json").exists()
+    assert (tmp_path / ".mcp.json").read_text() == "{}\n"
+    assert not (tmp_path / "moved").exists()
+    assert (tmp_path / "src.txt").read_text() == "ok\n"  # the rest of the workspace is writable
+
+
+def test_a_read_deny_rule_makes_the_file_unreadable_from_bash(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("API_KEY=hunter2\n")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "db.txt").write_text("password=hunter2\n")
+    os.link(tmp_path / ".env", tmp_path / "innocent.txt")  # another name for the same file
+    denied = json.dumps(
+        {
+            "permissions": {"deny": ["Read(./.env)"], "defaultMode": "bypassPermissions"},
+            "sandbox": {"filesystem": {"denyRead": ["./secrets"]}},
+        }
+    )
+    with run_daemon(tmp_path, "--settings", denied) as d:
+        out, _ = bash(
+            d,
+            "r",
+            "cat .env; cat innocent.txt; cat secrets/db.txt; ls secrets; "
+            f"{PY} -c \"print(open('.env').read())\"; "
+            "cat /proc/$PPID/root$PWD/.env; umount .env; cat .env; "
+            "echo x > .env; echo done",
+        )
+    assert "hunter2" not in out
+    assert "done" in out
+    assert (tmp_path / ".env").read_text() == "API_KEY=hunter2\n"  # nor was it overwritten
+
+
+# --------------------------------------------------------------------------- network
+
+
+def test_the_network_is_closed_by_default(tmp_path: Path, server: tuple[int, list[str]]) -> None:
+    port, hits = server
+    probe_script = (
+        "import socket\n"
+        "for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):\n"
+        "    s = socket.socket(socket.AF_INET, kind)\n"
+        "    s.settimeout(2)\n"
+        "    try:\n"
+        f"        s.connect(('127.0.0.1', {port})); s.send(b'GET / HTTP/1.0\\r\\n\\r\\n')\n"
+        "        print('sent', kind, s.recv(100))\n"
+        "    except OSError as e:\n"
+        "        print('refused', kind, e)\n"
+        "try:\n"
+        "    socket.socket(socket.AF_UNIX)\n"
+        "    print('unix socket made')\n"
+        "except OSError as e:\n"
+        "    print('unix refused', e)\n"
+    )
+    (tmp_path / "probe.py").write_text(probe_script)
+    with run_daemon(tmp_path) as d:
+        assert d.ready().sandbox is not None
+        assert d.ready().sandbox.network == "blocked"  # type: ignore[union-attr]
+        out, _ = bash(
+            d, "n", f"{PY} probe.py; {PY} -c 'import socket; print(socket.if_nameindex())'"
+        )
+    assert hits == []
+    assert "sent" not in out and "unix refused" in out
+    assert "'lo'" in out and "eth" not in out
+
+
+def _fetch_through_proxy(url: str) -> str:
+    return (
+        "import os, urllib.request\n"
+        "try:\n"
+        f"    print('BODY', urllib.request.urlopen({url!r}, timeout=5).read())\n"
+        "except Exception as e:\n"
+        "    print('FAILED', e)\n"
+    )
+
+
+def test_an_allowed_domain_passes_through_the_proxy_and_no_other(
+    tmp_path: Path, server: tuple[int, list[str]]
+) -> None:
+    port, hits = server
+    (tmp_path / "allowed.py").write_text(_fetch_through_proxy(f"http://localhost:{port}/ok"))
+    (tmp_path / "other.py").write_text(_fetch_through_proxy(f"http://127.0.0.1:{port}/no"))
+    connect = (
+        "import os, socket, urllib.parse\n"
+        "proxy = urllib.parse.urlsplit(os.environ['HTTPS_PROXY'])\n"
+        "s = socket.create_connection((proxy.hostname, proxy.port), timeout=5)\n"
+        f"s.sendall(b'CONNECT localhost:{port} HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n')\n"
+        "head = s.recv(1000)\n"
+        "print('CONNECT', head.split(b'\\r\\n')[0])\n"
+        "s.sendall(b'GET /tunnel HTTP/1.0\\r\\n\\r\\n')\n"
+        "print('TUNNEL', s.recv(1000).split(b'\\r\\n')[0])\n"
+    )
+    (tmp_path / "connect.py").write_text(connect)
+    config = json.dumps(
+        {
+            "permissions": {"defaultMode": "bypassPermissions"},
+            "sandbox": {"network": {"allowedDomains": ["localhost"]}},
+        }
+    )
+    with run_daemon(tmp_path, "--settings", config) as d:
+        info = d.ready().sandbox
+        assert info is not None and info.network == "proxy"
+        assert info.allowed_domains == ["localhost"]
+        allowed, _ = bash(d, "a", f"{PY} allowed.py")
+        other, _ = bash(d, "o", f"{PY} other.py")
+        tunnel, _ = bash(d, "t", f"{PY} connect.py")
+        _direct, _ = bash(
+            d, "d", f"curl -sS -m 3 --noproxy '*' http://127.0.0.1:{port}/direct; true"
+        )
+    assert "hello from 127.0.0.1" in allowed
+    assert "FAILED" in other and "403" in other
+    assert "200" in tunnel.split("TUNNEL")[0] and "TUNNEL b'HTTP/1.0 200" in tunnel
+    assert hits == ["/ok", "/tunnel"]  # nothing else reached the server
+
+
+# ------------------------------------------------------------------- outside the sandbox
+
+
+def test_excluded_commands_run_outside_the_sandbox(tmp_path: Path, outside: Path) -> None:
+    config = json.dumps(
+        {
+            "permissions": {"defaultMode": "bypassPermissions"},
+            "sandbox": {"excludedCommands": ["touch"]},
+        }
+    )
+    with run_daemon(tmp_path, "--settings", config) as d:
+        bash(d, "x", f"touch {outside}/excluded.txt")
+        bash(d, "y", f"echo no > {outside}/sandboxed.txt")
+    assert (outside / "excluded.txt").exists()
+    assert not (outside / "sandboxed.txt").exists()
+
+
+def test_dangerously_disable_sandbox_runs_outside_only_after_an_ask(
+    tmp_path: Path, outside: Path
+) -> None:
+    with run_daemon(
+        tmp_path, "--settings", settings(enabled=True), "--permission-mode", "default"
+    ) as d:
+        d.send(
+            tool_use(
+                "u",
+                {"command": f"touch {outside}/unsandboxed.txt", "dangerouslyDisableSandbox": True},
+            )
+        )
+        request = d.wait_for(lambda e: isinstance(e, PermissionRequest) and e.tool_use_id == "u")
+        assert isinstance(request, PermissionRequest)
+        assert not (outside / "unsandboxed.txt").exists()
+        d.send(
+            {"type": "permission_response", "request_id": request.request_id, "decision": "allow"}
+        )
+        assert not d.result("u").is_error
+    assert (outside / "unsandboxed.txt").exists()
+
+
+def test_dangerously_disable_sandbox_is_refused_when_unsandboxed_commands_are_not_allowed(
+    tmp_path: Path, outside: Path
+) -> None:
+    config = json.dumps(
+        {
+            "permissions": {"defaultMode": "bypassPermissions"},
+            "sandbox": {"allowUnsandboxedCommands": False},
+        }
+    )
+    with run_daemon(tmp_path, "--settings", config) as d:
+        out, is_error = bash(d, "u", f"touch {outside}/nope.txt", dangerouslyDisableSandbox=True)
+    assert is_error and "allowUnsandboxedCommands" in out
+    assert not (outside / "nope.txt").exists()
+
+
+def test_auto_allow_runs_sandboxed_bash_without_asking_when_settings_enable_it(
+    tmp_path: Path,
+) -> None:
+    config = json.dumps({"permissions": {"deny": ["Bash(rm:*)"]}, "sandbox": {"enabled": True}})
+    with run_daemon(tmp_path, "--settings", config, "--permission-mode", "default") as d:
+        _out, is_error = bash(d, "w", "echo made > made.txt")
+        _denied, denied_error = bash(d, "rm", "rm made.txt")
+        assert not any(isinstance(e, PermissionRequest) for e in d.events)
+    assert not is_error and (tmp_path / "made.txt").read_text() == "made\n"
+    assert denied_error  # deny rules still hold
+
+
+def test_an_untrusted_workspace_can_tighten_the_sandbox_but_not_loosen_it(
+    tmp_path: Path, outside: Path
+) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(
+        json.dumps(
+            {
+                "sandbox": {
+                    "enabled": True,
+                    "excludedCommands": ["touch"],
+                    "filesystem": {"allowWrite": [str(outside)]},
+                }
+            }
+        )
+    )
+    with run_daemon(tmp_path, "--permission-mode", "default") as d:
+        info = d.ready().sandbox
+        assert info is not None and info.enabled
+        assert any("excludedCommands" in h for h in info.held_back)
+        assert any("allowWrite" in h for h in info.held_back)
+        d.send(tool_use("t", f"touch {outside}/x"))
+        # enabled: true from an untrusted file does not auto-allow: the mode still asks.
+        request = d.wait_for(lambda e: isinstance(e, PermissionRequest) and e.tool_use_id == "t")
+        assert isinstance(request, PermissionRequest)
+        d.send(
+            {"type": "permission_response", "request_id": request.request_id, "decision": "allow"}
+        )
+        assert d.result("t").is_error  # ran sandboxed: excludedCommands did not count
+    assert not (outside / "x").exists()
+
+
+# ------------------------------------------------------------------------ unsupported
+
+
+def _start(tmp_path: Path, *args: str, disable: str) -> subprocess.CompletedProcess[bytes]:
+    env = dict(os.environ, STDIO_EXECUTOR_SANDBOX_DISABLE=disable)
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "stdio_executor", *args],
+        cwd=tmp_path,
+        env=env,
+        input=b"",
+        capture_output=True,
+        timeout=60,
+    )
+
+
+def test_sandbox_on_fails_start_up_where_the_kernel_cannot_sandbox(tmp_path: Path) -> None:
+    done = _start(tmp_path, "--sandbox", "on", disable="landlock")
+    assert done.returncode == 2
+    assert done.stdout == b""  # no ready line: nothing runs unprotected
+    assert b"sandbox is required but not available: Landlock is disabled" in done.stderr
+    no_userns = _start(tmp_path, "--sandbox", "on", disable="userns")
+    assert no_userns.returncode == 2 and b"user namespaces are disabled" in no_userns.stderr
+
+
+def test_settings_that_require_the_sandbox_fail_start_up_where_it_is_missing(
+    tmp_path: Path,
+) -> None:
+    done = _start(
+        tmp_path, "--settings", settings(enabled=True, failIfUnavailable=True), disable="landlock"
+    )
+    assert done.returncode == 2 and b"sandbox is required" in done.stderr
+
+
+def test_auto_says_in_ready_that_nothing_is_sandboxed_where_unsupported(tmp_path: Path) -> None:
+    done = _start(tmp_path, disable="landlock")
+    assert done.returncode == 0
+    ready = json.loads(done.stdout.splitlines()[0])
+    assert ready["type"] == "ready"
+    assert ready["sandbox"]["enabled"] is False
+    assert ready["sandbox"]["mechanism"] == "none"
+    assert "Landlock is disabled" in ready["sandbox"]["reason"]
+
+
+def test_landlock_alone_confines_writes_and_says_the_network_is_open(
+    tmp_path: Path, outside: Path
+) -> None:
+    with contextlib.ExitStack() as stack:
+        os.environ["STDIO_EXECUTOR_SANDBOX_DISABLE"] = "userns"
+        stack.callback(os.environ.pop, "STDIO_EXECUTOR_SANDBOX_DISABLE", None)
+        d = stack.enter_context(run_daemon(tmp_path))
+        info = d.ready().sandbox
+        assert isinstance(d.ready(), Ready) and info is not None
+        assert info.mechanism == "landlock" and info.network == "unrestricted"
+        assert any("network" in n for n in info.not_enforced)
+        bash(d, "w", f"echo x > {outside}/f; echo y > g")
+    assert not (outside / "f").exists() and (tmp_path / "g").exists()
