@@ -37,6 +37,7 @@ class Config:
     trust_workspace: bool = False
     permission_timeout: float | None = None  # --permission-timeout: unanswered asks deny
     host_tool_files: tuple[str, ...] = ()  # --tools FILE (may repeat)
+    host_builtins: tuple[str, ...] = ()  # --host-builtins: Claude Code tools the host serves
     mcp_configs: tuple[str, ...] = ()  # --mcp-config FILE (may repeat)
     strict_mcp_config: bool = False  # ignore the workspace's .mcp.json
     journal: str | None = None  # --journal FILE
