@@ -660,7 +660,7 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         ignore_case=case_insensitive(config.workspace),
         sandbox=session.sandbox,
     )
-    for tool in ("Grep", "Glob"):  # deny rules also filter what searches return
+    for tool in ("Grep", "Glob", "LS"):  # deny rules also filter what searches return
         hidden = gate.policy.hidden_files(tool)
         if hidden is not None:
             session.hidden[tool] = hidden

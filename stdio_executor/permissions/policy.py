@@ -324,7 +324,8 @@ class Policy:
     def hidden_files(self, tool: str) -> HiddenFiles | None:
         """The filter a searching tool applies to its results: the deny rules over paths
         that name it (None when there are none, so the tool pays nothing)."""
-        deny = [r for r in self.settings.deny if r.path is not None and r.names(tool)]
+        # Every searching tool reads: Read rules cover it (``file_access == "read"``).
+        deny = [r for r in self.settings.deny if r.path is not None and r.names(tool, (), "read")]
         return HiddenFiles(deny) if deny else None
 
     def _same_file(self, deny: Sequence[Rule], target: _Target) -> Rule | None:

@@ -76,18 +76,19 @@ def test_grep_over_a_directory_returns_no_denied_content(tmp_path: Path) -> None
         assert "guide.md" in text  # the search itself still works
 
 
-def test_glob_never_lists_denied_files(tmp_path: Path) -> None:
+def test_glob_and_ls_never_list_denied_files(tmp_path: Path) -> None:
     ws = _workspace(tmp_path)
     with run_daemon(ws, *_settings(tmp_path)) as d:
         d.send(tool_use("a", {"pattern": "**/*"}, name="Glob"))
         d.send(tool_use("b", {"pattern": "*", "path": "docs"}, name="Glob"))
         d.send(tool_use("c", {"pattern": ".env"}, name="Glob"))
+        d.send(tool_use("ls", {"path": str(ws)}, name="LS"))
         d.send({"type": "drain"})
-        outputs = [str(d.result(i).content) for i in ("a", "b", "c")]
+        outputs = [str(d.result(i).content) for i in ("a", "b", "c", "ls")]
     for text in outputs:
         for hidden in (".env", "key.pem", "notes.txt", "key-copy.txt", "alias.txt"):
             assert hidden not in text, (hidden, text)
-    assert "guide.md" in outputs[0] and "guide.md" in outputs[1]
+    assert "guide.md" in outputs[0] and "guide.md" in outputs[1] and "guide.md" in outputs[3]
 
 
 def test_without_deny_rules_search_results_are_unchanged(tmp_path: Path) -> None:
