@@ -76,6 +76,8 @@ environment:
                              comma-separated sandbox mechanisms to treat as missing
                              (landlock, userns, bwrap, join), to test an unsupported
                              system
+  STDIO_EXECUTOR             not read by the daemon: the command the examples and clients
+                             start, as a JSON array of words or as shell words
 """
 
 _EPILOG = (
