@@ -19,7 +19,7 @@ import msgspec
 import pytest
 from daemon_harness import DaemonProcess, is_result, is_type, run_daemon, tool_use
 
-from stdio_executor.protocol import PermissionRequest, Todos, ToolResult
+from stdio_executor.protocol import PermissionRequest, Todos, ToolCall, ToolResult, ToolsChanged
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from web_server import WebServer, web_server
@@ -234,3 +234,23 @@ def test_webfetch_asks_unless_a_domain_rule_allows_it(tmp_path: Path, server: We
         denied = call(d, "w", "WebFetch", {"url": url, "prompt": "p"})
         assert "denied by the rule WebFetch(domain:127.0.0.1)" in str(denied.content)
     assert server.requested == ["/page.html"]
+
+
+def test_a_host_that_takes_webfetch_over_is_judged_by_the_same_domain_rules(
+    tmp_path: Path,
+) -> None:
+    allow = settings_file(tmp_path, allow=["WebFetch(domain:docs.example.com)"])
+    with run_daemon(tmp_path, "--settings", allow, "--no-prompt") as d:
+        d.send({"type": "register_tool", "request_id": "r1", "tool": {"name": "WebFetch"}})
+        changed = d.wait_for(is_type(ToolsChanged))
+        assert isinstance(changed, ToolsChanged) and changed.tool_info["WebFetch"].source == "host"
+        d.send(tool_use("ok", {"url": "https://docs.example.com/a", "prompt": "p"}, "WebFetch"))
+        served = d.wait_for(is_type(ToolCall))
+        assert isinstance(served, ToolCall) and served.tool_use_id == "ok"
+        d.send({"type": "tool_output", "tool_use_id": "ok", "content": "A summary."})
+        assert d.result("ok").content == "A summary."
+        # Another domain: the allow rule does not cover it, so it is asked (and denied here)
+        # before the host ever sees it.
+        other = call(d, "no", "WebFetch", {"url": "https://evil.example.net/", "prompt": "p"})
+        assert other.meta.status == "denied"
+        assert [c.tool_use_id for c in d.of_type(ToolCall)] == ["ok"]

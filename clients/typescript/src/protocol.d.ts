@@ -1,6 +1,6 @@
 // Generated from protocol/schema.json (protocol version 1) by
 // clients/typescript/scripts/generate.mjs. Do not edit by hand: run `npm run generate`.
-// schema.json sha256: 8ef02ee6002f83c57d791c06d4966a32ad7c5bcc0467521546f1f9aadbdd5e6c
+// schema.json sha256: 1069a44810fe54b19cf47933f5ea7a9beb7408872b9664c2f427404504c5d5a1
 
 /**
  * NDJSON over stdio. Each line the host writes is a Command; each line the daemon writes is an Event. Both are tagged unions on `type`.
@@ -218,7 +218,7 @@ export interface HeldBack {
  */
 export interface SandboxInfo {
   enabled: boolean;
-  mechanism: "landlock" | "landlock+namespaces" | "none";
+  mechanism: "bubblewrap" | "landlock" | "landlock+namespaces" | "none";
   network: "blocked" | "proxy" | "unrestricted";
   enforced: string[];
   not_enforced: string[];
