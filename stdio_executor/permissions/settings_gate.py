@@ -268,14 +268,18 @@ class SettingsGate(Gate):
     def _facts(self, call: CallInfo, tool_input: Mapping[str, Any], value: Any) -> Facts:
         tool = call.tool
         spec = tool.spec
+        facts = (spec.file_access, spec.path_field, tool.rule_content(value))
         if self.policy.mode == "bypassPermissions":
             # Read-only or not changes nothing in this mode: skip the classification.
-            return Facts(spec.name, tool_input, False, call.cwd, spec.aliases)
-        # MCP servers declare readOnlyHint themselves: a hint, not a permission.
-        read_only = spec.source != "mcp" and tool.is_concurrency_safe(value)
+            return Facts(spec.name, tool_input, False, call.cwd, spec.aliases, *facts)
+        if spec.permission_read_only is not None:
+            read_only = spec.permission_read_only
+        else:
+            # MCP servers declare readOnlyHint themselves: a hint, not a permission.
+            read_only = spec.source != "mcp" and tool.is_concurrency_safe(value)
         if read_only and spec.name == "Bash":
             read_only = not has_assignment_prefix(str(tool_input.get("command", "")))
-        return Facts(spec.name, tool_input, read_only, call.cwd, spec.aliases)
+        return Facts(spec.name, tool_input, read_only, call.cwd, spec.aliases, *facts)
 
     def _payload(
         self,

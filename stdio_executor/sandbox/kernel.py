@@ -18,14 +18,15 @@ import ctypes
 import errno
 import fcntl
 import os
-import platform
 import socket
 import struct
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 __all__ = [
+    "CLONE_NEWNS",
     "FS_READ",
     "FS_WRITE_DIR",
     "FS_WRITE_FILE",
@@ -157,7 +158,7 @@ class KernelSupport:
 
 
 def _landlock_abi() -> int:
-    if platform.system() != "Linux":
+    if not sys.platform.startswith("linux"):
         return 0
     abi = _syscall(
         _SYS_LANDLOCK_CREATE_RULESET,
@@ -180,7 +181,7 @@ def probe(*, disabled: Sequence[str] = ()) -> KernelSupport:
     userns = False
     if "userns" in disabled:
         problems.append("user namespaces are disabled")
-    elif platform.system() == "Linux":
+    elif sys.platform.startswith("linux"):
         userns = _can_unshare_user()
         if not userns:
             problems.append("this system does not allow unprivileged user namespaces")
@@ -283,7 +284,7 @@ def unix_socket_filter() -> bytes | None:
     does on Linux unless ``allowAllUnixSockets``: a network namespace does not separate
     path-named sockets (``/var/run/docker.sock``), and Landlock does not check ``connect``.
     32-bit ``socket``/``socketcall`` on x86_64 are refused too. None on other machines."""
-    machine = platform.machine()
+    machine = os.uname().machine
     if machine not in _AUDIT_ARCH:
         return None
     nr = _NR_SOCKET[machine]
@@ -316,6 +317,7 @@ def unix_socket_filter() -> bytes | None:
 # a user namespace (so the rest needs no privilege, and capabilities end at its border),
 # a network namespace holding only a loopback interface, a mount namespace for the masks.
 UNSHARE_FLAGS = _CLONE_NEWUSER | _CLONE_NEWNET | _CLONE_NEWNS
+CLONE_NEWNS = _CLONE_NEWNS
 
 
 class Bind(NamedTuple):
@@ -357,14 +359,14 @@ def mount_flags(path: str) -> int:
     return sum(ms for st, ms in _ST_TO_MS if f & st)
 
 
-def unshare_and_enter(plan: ChildPlan) -> None:
+def unshare_and_enter(plan: ChildPlan, flags: int) -> None:
     """For a spawn that creates no namespaces itself (``preexec_fn``): make ours, map the
     user to itself, then ``enter``."""
     if not plan.isolated:
         enter(plan)
         return
     uid, gid = os.getuid(), os.getgid()
-    if _unshare(UNSHARE_FLAGS) != 0:
+    if _unshare(flags) != 0:
         _fail("unshare")
     for name, text in (
         ("setgroups", "deny"),

@@ -13,7 +13,7 @@ import importlib
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from .base import Tool, ToolSpec
+from .base import FileAccess, Tool, ToolSpec
 from .schemas import load as load_schemas
 
 __all__ = ["HOST_SERVED", "ToolRegistry", "builtin_specs", "delegable_spec", "implementation_of"]
@@ -85,6 +85,69 @@ _BUILTINS: tuple[tuple[str, str, str, str, int, tuple[str, ...], str], ...] = (
         "stdio_executor.tools.files:GrepTool",
     ),
     (
+        "MultiEdit",
+        "Makes several replacements in one file in one call. Each entry of `edits` (old_string, "
+        "new_string, replace_all, as for Edit) applies to the text the entries before it left; "
+        "if any entry fails, nothing is written. The file must have been Read in this session "
+        "first and must not have changed since. An empty old_string in the first entry creates "
+        "a new file.",
+        "never",
+        "block",
+        100_000,
+        (),
+        "stdio_executor.tools.files:MultiEditTool",
+    ),
+    (
+        "NotebookEdit",
+        "Changes one cell of a Jupyter notebook (.ipynb): replaces its source (edit_mode "
+        "replace, the default), inserts a new cell after the cell cell_id names (at the top "
+        "without cell_id; cell_type is then required), or deletes it. cell_id is a cell's id, "
+        "or cell-N for the cell at 0-based index N. Replacing a code cell clears its outputs. "
+        "Read the notebook first.",
+        "never",
+        "block",
+        100_000,
+        (),
+        "stdio_executor.tools.files:NotebookEditTool",
+    ),
+    (
+        "LS",
+        "Lists the files and directories under an absolute path as an indented tree "
+        "(directories end in /), leaving out hidden entries and those matching the glob "
+        "patterns in `ignore`. Prefer Glob and Grep when you know what you are looking for.",
+        "always",
+        "block",
+        100_000,
+        (),
+        "stdio_executor.tools.files:LSTool",
+    ),
+    (
+        "TodoWrite",
+        "Replaces the session's task list with `todos`, to plan multi-step work and show "
+        "progress. Each item has content, a status (pending, in_progress or completed) and "
+        "activeForm, the task in the present continuous (older clients sent id and priority "
+        "instead). Keep exactly one task in_progress while you work; mark tasks completed as "
+        "soon as they are done.",
+        "never",
+        "block",
+        10_000,
+        (),
+        "stdio_executor.tools.todo:TodoWriteTool",
+    ),
+    (
+        "WebFetch",
+        "Fetches a URL and returns its content as Markdown (HTML converted, other text as it "
+        "is), with your prompt restated above it: answer the prompt from that content. http:// "
+        "is upgraded to https://. A redirect to another host is not followed; the result names "
+        "the URL to fetch instead. Large pages are saved to a file and previewed. Each domain "
+        "needs permission.",
+        "always",
+        "block",
+        100_000,
+        (),
+        "stdio_executor.tools.web:WebFetchTool",
+    ),
+    (
         "BashOutput",
         "Returns what a background shell (Bash with run_in_background) printed since the "
         "last time its output was read, with its status (running, completed, failed, "
@@ -131,6 +194,20 @@ _BUILTINS: tuple[tuple[str, str, str, str, int, tuple[str, ...], str], ...] = (
     ),
 )
 
+# Facts the permission layer reads (tools/base.py ``ToolSpec``): the kind of file access and
+# the input key naming the path, or how modes treat a tool that touches no file.
+_FILE_ACCESS: dict[str, tuple[FileAccess, str]] = {
+    "Read": ("read", "file_path"),
+    "Glob": ("read", "path"),
+    "Grep": ("read", "path"),
+    "LS": ("read", "path"),
+    "Write": ("edit", "file_path"),
+    "Edit": ("edit", "file_path"),
+    "MultiEdit": ("edit", "file_path"),
+    "NotebookEdit": ("edit", "notebook_path"),
+}
+_PERMISSION_READ_ONLY = {"TodoWrite": True, "WebFetch": False}
+
 
 def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
     schemas = load_schemas()
@@ -145,6 +222,9 @@ def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
             max_result_bytes=limit,
             aliases=aliases,
             cancels_siblings=name == "Bash",
+            file_access=_FILE_ACCESS[name][0] if name in _FILE_ACCESS else None,
+            path_field=_FILE_ACCESS[name][1] if name in _FILE_ACCESS else None,
+            permission_read_only=_PERMISSION_READ_ONLY.get(name),
         )
         for name, description, read_only, interrupt, limit, aliases, _ in _BUILTINS
         if wanted is None or name in wanted

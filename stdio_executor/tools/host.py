@@ -21,6 +21,7 @@ and get ``unknown_tool_use_id`` errors.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections import OrderedDict
@@ -34,7 +35,7 @@ import msgspec
 
 from ..protocol import ErrorEvent, ToolCall, ToolCancel, ToolOutput, ToolProgressCommand
 from ..protocol.messages import Event, HostToolDefinition
-from .base import Content, Tool, ToolContext, ToolOutcome, ToolSpec
+from .base import Content, InputError, Tool, ToolContext, ToolOutcome, ToolSpec
 from .inputs import parse
 from .json_schema import SchemaInput
 from .output import spill_text
@@ -159,6 +160,24 @@ class DelegatedTool(HostTool):
         value = parse(self.spec.name, self.input_cls, raw)
         normalised: dict[str, Any] = msgspec.to_builtins(value)
         return normalised
+
+    def rule_content(self, value: Any) -> str | None:
+        """What the built-in's rules match (``WebFetch(domain:HOST)``), so a domain rule
+        means the same whoever serves the tool; the built-in works it out."""
+        builtin = _builtin_tool(self.spec.name)
+        if builtin is None:
+            return None
+        try:
+            return builtin.rule_content(builtin.validate(value))
+        except InputError:
+            return None
+
+
+@functools.cache
+def _builtin_tool(name: str) -> Tool | None:
+    from .catalog import ToolRegistry, builtin_specs
+
+    return ToolRegistry(builtin_specs([name])).get(name)
 
 
 def delegated_tool(

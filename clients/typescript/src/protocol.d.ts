@@ -1,6 +1,6 @@
 // Generated from protocol/schema.json (protocol version 1) by
 // clients/typescript/scripts/generate.mjs. Do not edit by hand: run `npm run generate`.
-// schema.json sha256: c217a9df0f58fcc010898386ec50f4dd12c52d404cddaf3dc97853c1a04e260c
+// schema.json sha256: 6a26217df9e06306e0f42e2e9873f5bc79ceef71af72675bfc4316214669af51
 
 /**
  * NDJSON over stdio. Each line the host writes is a Command; each line the daemon writes is an Event. Both are tagged unions on `type`.
@@ -32,6 +32,7 @@ export type Event =
   | ToolCancel
   | ToolsChanged
   | JournalRecovered
+  | Todos
   | JobStarted
   | JobExited
   | Jobs;
@@ -189,7 +190,7 @@ export interface Limits {
  */
 export interface SandboxInfo {
   enabled: boolean;
-  mechanism: "landlock" | "landlock+namespaces" | "none";
+  mechanism: "bubblewrap" | "landlock" | "landlock+namespaces" | "none";
   network: "blocked" | "proxy" | "unrestricted";
   enforced: string[];
   not_enforced: string[];
@@ -365,6 +366,31 @@ export interface UnfinishedTool {
     [k: string]: unknown | undefined;
   };
   turn: number | null;
+}
+/**
+ * The model replaced its task list (a ``TodoWrite`` call), for the host to show.
+ *
+ *     Written as soon as the call runs, before its ``tool_result``. ``todos`` is the whole new
+ *     list as the model sent it; ``previous`` the session's list before the call. As in Claude
+ *     Code, a list whose tasks are all completed is then forgotten: the next call's
+ *     ``previous`` is empty.
+ */
+export interface Todos {
+  type: "todos";
+  tool_use_id: string;
+  todos: TodoItem[];
+  previous: TodoItem[];
+}
+/**
+ * One task of the model's list, in the shape the model sent it: ``activeForm`` (Claude
+ *     Code 1.0.9x on) or ``id`` and ``priority`` (before); absent fields are left out.
+ */
+export interface TodoItem {
+  content: string;
+  status: "completed" | "in_progress" | "pending";
+  activeForm: string | null;
+  id: string | null;
+  priority: ("high" | "low" | "medium") | null;
 }
 /**
  * A Bash call started a background job (its result names ``job_id`` to the model).
