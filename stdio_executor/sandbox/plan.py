@@ -73,6 +73,7 @@ class _Built:
     env: dict[str, str]
     proxy: Any = None  # proxy.DomainProxy
     proxy_port: int = 0
+    netns: Any = None  # netns.NetNamespace: the session's, kept open by its fds
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +106,9 @@ class Sandbox:
     userns: bool = False
     explicit: bool = False  # the settings enabled it (`sandbox.enabled: true`, trusted)
     bwrap: str | None = None  # bubblewrap's path: the mechanism where Landlock is missing
+    # Each call makes its own network namespace even where it could join the session's
+    # (STDIO_EXECUTOR_SANDBOX_DISABLE=join: how the tests reach that path as root).
+    no_join: bool = False
     _built: _Built | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _failed: str | None = None
@@ -171,16 +175,15 @@ class Sandbox:
         if built.proxy is not None:
             token = os.urandom(16)
             plan = plan._replace(proxy=(built.proxy.control_path, built.proxy_port, token))
-        flags = kernel.UNSHARE_FLAGS if self.userns else 0
         # Only what exists gets mounted over; with nothing to mount, no mount namespace
-        # (its teardown is the dearest part of a call's set-up). A path created between
-        # this check and the spawn is covered from the next call on.
+        # (copied on creation, unmounted on exit). A path created between this check and
+        # the spawn is covered from the next call on.
         binds = tuple(b for b in plan.binds if os.path.lexists(b.target))
         if len(binds) != len(plan.binds):
             plan = plan._replace(binds=binds)
-        if not binds:
-            flags &= ~kernel.CLONE_NEWNS
-        return Spawn(flags, kernel.enter, (plan,), built.env, token)
+        # No namespaces at clone time: ``enter`` joins the session's where it may, and
+        # makes its own only where it may not (kernel.enter).
+        return Spawn(0, kernel.enter, (plan,), built.env, token)
 
     def _bwrap_argv(self) -> tuple[str, ...]:
         """bubblewrap: the root read-only, the writable trees bound writable, masks and
@@ -204,13 +207,12 @@ class Sandbox:
 
     def preexec(self, spawn: Spawn) -> Callable[[], None]:
         """``spawn`` as a ``preexec_fn`` for a spawn that makes no namespaces itself."""
-        from .kernel import unshare_and_enter
+        from .kernel import enter
 
         (plan,) = spawn.pre_exec_args
-        flags = spawn.unshare_flags
 
         def setup() -> None:  # runs in the child between fork and exec
-            unshare_and_enter(plan, flags)
+            enter(plan)
 
         return setup
 
@@ -224,6 +226,8 @@ class Sandbox:
         built, self._built = self._built, None
         if built is not None and built.proxy is not None:
             built.proxy.close()
+        if built is not None and built.netns is not None:
+            built.netns.close()
 
     def _build(self) -> _Built:
         from . import kernel
@@ -251,18 +255,28 @@ class Sandbox:
         ]
         env = dict(os.environ)
         env["TMPDIR"] = self.tmp_dir
-        proxy = None
+        proxy = ns = None
         port = 0
-        if self.settings.allowed_domains and self.userns:
+        join = None
+        if self.userns:
+            from .netns import create
+
+            ns = create(listen=bool(self.settings.allowed_domains))
+            # Paths, not fds: the call's process may be the spawner's child, not ours.
+            me = os.getpid()
+            if not self.no_join:
+                join = (f"/proc/{me}/fd/{ns.userns_fd}", f"/proc/{me}/fd/{ns.netns_fd}")
+        if self.settings.allowed_domains and ns is not None and ns.listener is not None:
             from .proxy import DomainProxy
 
             proxy = DomainProxy(
                 os.path.join(self.mask_dir, "proxy.sock"), self.settings.allowed_domains
             )
             proxy.start()
-            # Any port will do inside a fresh namespace; one per session keeps the
-            # environment the same for every call.
-            port = 20000 + int.from_bytes(os.urandom(2), "big") % 40000
+            # The session's namespace has its listener already; a call in a namespace of
+            # its own makes one on the same port there and hands it over.
+            port = ns.proxy_port or 0
+            proxy.serve(b"session", ns.listener)
             url = f"http://127.0.0.1:{port}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
                 env[name] = env[name.lower()] = url
@@ -273,6 +287,7 @@ class Sandbox:
         seccomp = None if self.settings.allow_all_unix_sockets else kernel.unix_socket_filter()
         plan = kernel.ChildPlan(
             isolated=self.userns,
+            join=join,
             abi=self.abi,
             writable=(*self.writable, "/dev/shm"),
             devices=_DEVICES,
@@ -280,7 +295,7 @@ class Sandbox:
             seccomp=seccomp,
             proxy=None,
         )
-        return _Built(plan, env, proxy, port)
+        return _Built(plan, env, proxy, port, ns)
 
 
 _DEVICES = (
@@ -415,6 +430,7 @@ def build_sandbox(
         abi=support.landlock_abi,
         userns=support.user_namespaces,
         explicit=settings.enabled is True and settings.enabled_by_trusted,
+        no_join="join" in disabled,
     )
 
 

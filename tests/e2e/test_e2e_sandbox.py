@@ -209,9 +209,17 @@ def _fetch_through_proxy(url: str) -> str:
     )
 
 
+@pytest.mark.parametrize("namespace", ["session", "own"])
 def test_an_allowed_domain_passes_through_the_proxy_and_no_other(
-    tmp_path: Path, server: tuple[int, list[str]]
+    tmp_path: Path,
+    server: tuple[int, list[str]],
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Through the session's network namespace (joined) and through one the call makes
+    itself (what a call does when it may not join: a non-root daemon's spawner)."""
+    if namespace == "own":
+        monkeypatch.setenv("STDIO_EXECUTOR_SANDBOX_DISABLE", "join")
     port, hits = server
     (tmp_path / "allowed.py").write_text(_fetch_through_proxy(f"http://localhost:{port}/ok"))
     (tmp_path / "other.py").write_text(_fetch_through_proxy(f"http://127.0.0.1:{port}/no"))
@@ -404,8 +412,9 @@ def test_landlock_alone_confines_writes_and_says_the_network_is_open(
         assert isinstance(d.ready(), Ready) and info is not None
         assert info.mechanism == "landlock" and info.network == "unrestricted"
         assert any("network" in n for n in info.not_enforced)
-        bash(d, "w", f"echo x > {outside}/f; echo y > g")
+        out, _ = bash(d, "w", f"echo x > {outside}/f; echo y > g; grep CapEff /proc/self/status")
     assert not (outside / "f").exists() and (tmp_path / "g").exists()
+    assert "CapEff:\t0000000000000000" in out  # not even a root daemon's command keeps any
 
 
 def test_additional_directories_and_allow_write_are_writable(
