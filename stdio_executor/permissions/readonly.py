@@ -17,15 +17,50 @@ or write caches (``file -C``). Listing what is safe is finite; listing what is n
 GNU long options: getopt accepts any unambiguous prefix (``sort --out=x`` is
 ``--output=x``). Rather than knowing every command's complete option set to tell which
 prefixes are harmless, an abbreviated long option is never read-only: spell it out.
+
+What flags cannot promise: git reads its repository's config, and that config names
+programs (``core.fsmonitor`` under ``git status``, ``diff.external`` under ``git diff``). A
+directory holding ``HEAD``, ``config``, ``objects/`` and ``refs/`` is a bare repository git
+discovers on its own, and such files are ordinary files a cloned repository or an accepted
+edit can create. So a read-only command also runs with ``harden_git``'s environment: no
+bare repository found by discovery, no fsmonitor, no pager, no transport (lazy fetch).
+``diff.external`` and textconv drivers of a ``.git/config`` stay the user's (git has no
+command-scope way to unset them, and an empty value breaks every diff): that file is a
+control file (``protected``), a cloned repository cannot carry one, and the workspace is
+trusted.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["is_read_only", "read_only_programs"]
+__all__ = ["harden_git", "is_read_only", "read_only_programs"]
+
+# Command-scope git config (it outranks every config file) for commands that run unasked.
+_GIT_HARDENING = (
+    ("safe.bareRepository", "explicit"),
+    ("core.fsmonitor", "false"),
+    ("core.pager", "cat"),
+)
+
+
+def harden_git(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` plus command-scope git config that keeps a read-only git from running a
+    program its repository's config names; keeps any ``GIT_CONFIG_COUNT`` pairs given."""
+    env = dict(base)
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        count = 0
+    for key, value in _GIT_HARDENING:
+        env[f"GIT_CONFIG_KEY_{count}"] = key
+        env[f"GIT_CONFIG_VALUE_{count}"] = value
+        count += 1
+    env["GIT_CONFIG_COUNT"] = str(count)
+    env["GIT_ALLOW_PROTOCOL"] = "none"  # no lazy fetch of a promisor remote
+    return env
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from ..permissions.bash_syntax import CommandInfo, analyze
+from ..permissions.readonly import harden_git
 from ..processes import Child, ChildSetup, read_until_exit, spawn_group, stop_group, supervised
 from ..sandbox.plan import Spawn
 from .base import Tool, ToolContext, ToolOutcome
@@ -137,7 +138,7 @@ class BashTool(Tool):
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
-                **_spawn_kwargs(spawn, ctx),
+                **_spawn_kwargs(spawn, ctx, read_only=call.info.read_only),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             os.close(read_fd)
@@ -244,11 +245,16 @@ async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | No
     return sandbox.spawn()
 
 
-def _spawn_kwargs(spawn: Spawn | None, ctx: ToolContext) -> dict[str, Any]:
+def _spawn_kwargs(
+    spawn: Spawn | None, ctx: ToolContext, *, read_only: bool = False
+) -> dict[str, Any]:
+    # A command that runs without asking because it only reads must not let a repository's
+    # config run programs through git (an embedded bare repository's core.fsmonitor ...).
     if spawn is None or ctx.session.sandbox is None:
-        return {}
+        return {"env": harden_git(os.environ)} if read_only else {}
+    env = harden_git(spawn.env) if read_only else spawn.env
     if spawn.pre_exec is None and not spawn.unshare_flags:
-        return {"env": spawn.env}  # bubblewrap: all of it is in the argv prefix
+        return {"env": env}  # bubblewrap: all of it is in the argv prefix
     # The sandbox's plan through the spawner's seam (processes.ChildSetup): its namespaces
     # are created with the call's, its set-up runs in the call's init. (Its argv prefix is
     # added by the callers: ``_argv`` and the job registry.)
@@ -257,7 +263,7 @@ def _spawn_kwargs(spawn: Spawn | None, ctx: ToolContext) -> dict[str, Any]:
         pre_exec=spawn.pre_exec,
         pre_exec_args=spawn.pre_exec_args,
     )
-    return {"setup": setup, "env": spawn.env}
+    return {"setup": setup, "env": env}
 
 
 def _argv(spawn: Spawn | None, argv: list[str]) -> list[str]:

@@ -108,9 +108,10 @@ def test_nothing_a_call_started_outlives_the_call(
         "timeout": SPAWN + "; sleep 30",
         "interrupt": SPAWN + "; sleep 30",
         "discard": SPAWN + "; sleep 30",
-        # Siblings run in parallel only when both look read-only: `git status` does, and runs
-        # the repository's fsmonitor hook, which starts the escapees.
-        "sibling": "git status",
+        # Siblings run in parallel only when both look read-only: `git diff` does, and runs
+        # the repository's textconv driver, which starts the escapees. (Read-only commands
+        # run with fsmonitor and external diffs switched off: readonly.harden_git.)
+        "sibling": "git diff",
     }[path]
     if path == "sibling":
         _repository_whose_status_escapes(tmp_path)
@@ -142,11 +143,20 @@ def test_nothing_a_call_started_outlives_the_call(
 def _repository_whose_status_escapes(workspace: Path) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is not installed")
-    hook = workspace / "fsmonitor.sh"
+    hook = workspace / "textconv.sh"
     hook.write_text("#!/bin/bash\nexec >/dev/null 2>&1\n" + SPAWN + "\nsleep 30\n")
     hook.chmod(0o755)
-    for args in (["init", "-q"], ["config", "core.fsmonitor", str(hook)]):
+    tracked = workspace / "tracked.txt"
+    tracked.write_text("one\n")
+    for args in (
+        ["init", "-q"],
+        ["add", "tracked.txt"],
+        ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"],
+        ["config", "diff.esc.textconv", str(hook)],
+    ):
         subprocess.run(["git", *args], cwd=workspace, check=True, capture_output=True)
+    (workspace / ".gitattributes").write_text("tracked.txt diff=esc\n")
+    tracked.write_text("two\n")
 
 
 # -------------------------------------------------------------- the daemon ends

@@ -7,11 +7,13 @@ starts as a host would start it, and every answer is a real ``permission_respons
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from daemon_harness import (
     DaemonProcess,
     is_progress,
@@ -390,3 +392,46 @@ def test_an_answer_to_no_request_names_its_line(tmp_path: Path) -> None:
         error = d.wait_for(is_type(ErrorEvent))
         assert isinstance(error, ErrorEvent)
         assert (error.code, error.line, error.request_id) == ("unknown_request_id", 2, "perm_9")
+
+
+@pytest.mark.parametrize(
+    ("layout", "command"),
+    [
+        ("bare", "git status"),
+        ("bare", "git status -sb"),
+        ("bare", "git diff --stat"),
+        ("bare", "git log --oneline -n 1"),
+        ("bare", "git ls-files"),
+        ("nested", "git status"),
+        ("nested", "git diff"),
+        ("nested", "git status --porcelain=v2"),
+    ],
+)
+def test_a_read_only_git_runs_no_program_its_repository_names(
+    tmp_path: Path, layout: str, command: str
+) -> None:
+    """Files a cloned repository or an accepted edit can create make a bare repository git
+    discovers by itself (``HEAD``, ``config``, ``objects/``, ``refs/``), or a tarball's own
+    ``.git/config``: its ``core.fsmonitor`` must not run under an auto-allowed command."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    marker = ws / "fsmonitor-ran"  # inside: a sandbox may keep the rest read-only
+    gitdir = ws if layout == "bare" else ws / ".git"
+    for sub in ("objects", "refs"):
+        (gitdir / sub).mkdir(parents=True)
+    (gitdir / "HEAD").write_text("ref: refs/heads/main\n")
+    worktree = "\tworktree = .\n" if layout == "bare" else ""
+    (gitdir / "config").write_text(
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+        + worktree
+        + f"\tfsmonitor = \"touch '{marker}'; false\"\n\tpager = \"touch '{marker}'\"\n"
+    )
+    (ws / "file.txt").write_text("x\n")
+    with run_daemon(ws, *DEFAULT, "--no-prompt") as d:
+        d.send(tool_use("g", command))
+        result = d.result("g")
+        assert result.meta.status in ("success", "error"), result  # ran: it is read-only
+        assert result.meta.status != "denied"
+    assert not marker.exists(), command
