@@ -67,6 +67,8 @@ _ENVIRONMENT = """\
 environment:
   STDIO_EXECUTOR_KILL_GRACE  seconds a stopped Bash process group gets between SIGTERM and
                              SIGKILL (default 1.0)
+  STDIO_EXECUTOR_CONTAINMENT subreaper: contain children without PID namespaces even where
+                             the kernel has them (docs/sandbox.md; for testing)
   MCP_TIMEOUT                milliseconds an MCP server gets to start (default 30000)
   MCP_TOOL_TIMEOUT           milliseconds one MCP tool call may take (default 600000)
   TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
@@ -372,14 +374,19 @@ def _serve(config: Config) -> int:
 
     import anyio
 
-    from .processes import ProcessRegistry
+    from .processes import ProcessRegistry, watch_parent_death
     from .runtime.daemon import EXIT_INTERNAL, Daemon
     from .tools.session import Session
 
+    watch_parent_death()
+    processes = ProcessRegistry()
+    # From the main thread, which lives as long as we do: the spawner's parent-death signal
+    # is tied to the thread that started it.
+    processes.start()
     session = Session(
         workspace=config.workspace,
         spill_dir=config.spill_dir,
-        processes=ProcessRegistry(),
+        processes=processes,
         session_id=f"{os.getpid()}",
         sandbox=sandbox if sandbox is not None and sandbox.active else None,
     )
