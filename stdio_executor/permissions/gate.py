@@ -23,7 +23,9 @@ from ..tools.base import Tool, ToolOutcome
 __all__ = ["Allow", "CallInfo", "Deny", "Gate", "OpenGate", "Verdict"]
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen, like every record built once per call (a frozen __init__ costs several times a
+# plain one: bench/NOTES.md); treat them as immutable all the same.
+@dataclass(slots=True)
 class CallInfo:
     """One tool call as the gate sees it."""
 
@@ -45,7 +47,7 @@ class CallInfo:
         return [i for i in self.turn_tool_ids() if i != self.tool_use_id]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Allow:
     # A hook or the host rewrote the input; the runtime validates it again before running.
     updated_input: Mapping[str, Any] | None = None
@@ -53,7 +55,7 @@ class Allow:
     notes: tuple[str, ...] = field(default=())
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Deny:
     """The call does not run; ``message`` is the model-facing reason."""
 

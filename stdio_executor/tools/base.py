@@ -65,7 +65,7 @@ class ToolSpec:
     cancels_siblings: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per call (bench/NOTES.md); never mutated
 class ToolOutcome:
     content: Content
     is_error: bool = False
