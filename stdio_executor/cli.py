@@ -167,6 +167,14 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         help="comma-separated built-in tools to enable, e.g. Read,Grep (default: all)",
     )
     d.add_argument(
+        "--host-builtins",
+        default=None,
+        metavar="NAMES",
+        help="comma-separated Claude Code tools the host serves under the daemon's own "
+        "definitions, as tool_call events: WebSearch, Task, Agent, or any built-in it takes "
+        "over, e.g. WebSearch,Task (default: none)",
+    )
+    d.add_argument(
         "--tools",
         dest="host_tools",
         action="append",
@@ -297,6 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         no_prompt=args.no_prompt,
         permission_timeout=args.permission_timeout,
         host_tool_files=tuple(args.host_tools),
+        host_builtins=tuple(t for t in (args.host_builtins or "").split(",") if t),
         mcp_configs=tuple(args.mcp_config),
         strict_mcp_config=args.strict_mcp_config,
         journal=args.journal,
@@ -395,6 +404,20 @@ def _external_tools(
     after it; None (exit 2) for a file that cannot be used. Only cheap checks happen here:
     JSON Schemas are checked after ``ready`` (jsonschema is slow to import)."""
     host = None
+    if config.host_builtins:
+        from .tools.host import HostBridge, delegated_tool
+
+        host = HostBridge()
+        for name in config.host_builtins:
+            delegated = delegated_tool(name, host)
+            if delegated is None:
+                sys.stderr.write(
+                    f"stdio-executor: --host-builtins: Claude Code has no tool {name!r}\n"
+                )
+                return None
+            if registry.spec_of(delegated.spec.name) is not None:
+                registry.remove(delegated.spec.name)
+            registry.add(delegated.spec, delegated)
     if config.host_tool_files:
         from .tools.catalog import builtin_specs
         from .tools.host import (
@@ -413,7 +436,7 @@ def _external_tools(
             spec = registry.spec_of(name)
             return f"the tool {spec.name}" if spec is not None else None
 
-        host = HostBridge()
+        host = host or HostBridge()
         for path in config.host_tool_files:
             try:
                 definitions = load_definitions(path)

@@ -35,6 +35,7 @@ class Config:
     no_prompt: bool = False  # --no-prompt: every ask is a deny
     permission_timeout: float | None = None  # --permission-timeout: unanswered asks deny
     host_tool_files: tuple[str, ...] = ()  # --tools FILE (may repeat)
+    host_builtins: tuple[str, ...] = ()  # --host-builtins: Claude Code tools the host serves
     mcp_configs: tuple[str, ...] = ()  # --mcp-config FILE (may repeat)
     strict_mcp_config: bool = False  # ignore the workspace's .mcp.json
     journal: str | None = None  # --journal FILE

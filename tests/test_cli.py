@@ -60,6 +60,7 @@ def test_help_lists_every_subcommand_and_the_fast_path_knows_them() -> None:
     assert out.returncode == 0
     listed = re.findall(r"^    (\S+)\s", out.stdout, re.MULTILINE)
     assert listed == names
+    assert run_cli("help").stdout == out.stdout
 
 
 @pytest.mark.parametrize("name", cli.SUBCOMMANDS)

@@ -24,10 +24,11 @@ _TRAILING_COMMENT = re.compile(r"\s{2,}#[^'\"]*$")
 
 
 def readme_commands() -> list[str]:
-    """Shell commands of ``sh`` blocks, ``$`` lines of ``console`` blocks, ``python`` blocks."""
+    """Shell commands of ``sh`` blocks, ``$`` lines of ``console`` blocks, ``python`` and
+    ``ts`` blocks."""
     commands: list[str] = []
     for lang, body in _FENCE.findall(README.read_text()):
-        if lang == "python":
+        if lang in ("python", "ts"):
             commands.append(body)
             continue
         if lang not in ("sh", "console"):
@@ -83,9 +84,11 @@ def _check_node(cwd: Path, out: str) -> None:
 
 
 def _check_python_snippet(cwd: Path, out: str) -> None:
-    lines = _lines(out)
-    assert lines[0] == "a success 'one'"
-    assert lines[1].startswith("b success '     1\\t# stdio-executor")
+    assert _lines(out) == ["[('a', 'success', 'one')]"]
+
+
+def _check_typescript_snippet(cwd: Path, out: str) -> None:
+    assert _lines(out) == ["[ 'a success one' ]"]
 
 
 def _check_tools(cwd: Path, out: str) -> None:
@@ -140,6 +143,7 @@ RUN: dict[str, Check] = {
     "--journal demo.journal < examples/demo.ndjson > /dev/null": _check_files("demo.journal"),
     "stdio-executor timeline demo.journal -o timeline.svg": _check_files("timeline.svg"),
     "import anyio": _check_python_snippet,
+    'import { Client } from "stdio-executor"': _check_typescript_snippet,
     "stdio-executor record my-fixture": _check_files("my-fixture/expected.ndjson"),
     "stdio-executor replay my-fixture": _expect("1 passed, 0 failed"),
     "stdio-executor </dev/null | jq -c 'select(.type==\"ready\") | .tools'": _check_tools,
@@ -196,6 +200,12 @@ def test_the_readme_commands_work_as_written(tmp_path: Path) -> None:
         pytest.skip("jq is not installed")
     shutil.copy(README, tmp_path / "README.md")
     shutil.copytree(REPO_ROOT / "examples", tmp_path / "examples")
+    # The TypeScript client where `npm install stdio-executor` would put it (it runs without a
+    # build), and where examples/node/host.mjs finds it in a clone.
+    (tmp_path / "node_modules").mkdir()
+    (tmp_path / "node_modules" / "stdio-executor").symlink_to(REPO_ROOT / "clients" / "typescript")
+    (tmp_path / "clients").mkdir()
+    (tmp_path / "clients" / "typescript").symlink_to(REPO_ROOT / "clients" / "typescript")
     _shims(tmp_path / "bin")
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(tmp_path / "bin"), env["PATH"]])
@@ -206,6 +216,10 @@ def test_the_readme_commands_work_as_written(tmp_path: Path) -> None:
         assert key is not None
         if key == "import anyio":
             argv = [sys.executable, "-c", command]
+        elif key.startswith("import { Client }"):
+            # The README's TypeScript is also plain JavaScript (clients/typescript's own tests
+            # type-check it with tsc).
+            argv = ["node", "--input-type=module", "-e", command]
         else:
             argv = ["bash", "-o", "pipefail", "-c", command]
         out = subprocess.run(
@@ -219,11 +233,12 @@ def test_the_readme_commands_work_as_written(tmp_path: Path) -> None:
     for n, command in enumerate(readme_commands()):
         if command in COVERED or _runner_for(command) is None:
             continue
-        if command.startswith("node ") and shutil.which("node") is None:
+        needs_node = command.startswith(("node ", "import { Client }"))
+        if needs_node and shutil.which("node") is None:
             continue
         chain = next((c for text, c in CHAINS.items() if text in command), str(n))
         chains.setdefault(chain, []).append(command)
     with ThreadPoolExecutor(4) as pool:
         done = pool.map(lambda commands: [run(c) for c in commands], chains.values())
         ran = [key for keys in done for key in keys]
-    assert len(ran) >= len(RUN) - 1  # all of them (node may be missing)
+    assert len(ran) >= len(RUN) - 2  # all of them (the two node ones only with node)

@@ -11,7 +11,8 @@ Owns: the order in which a call is judged (SPEC section 6), Claude Code's:
    rule names the resolved path -> ask (deny in ``dontAsk`` and ``bypassPermissions``);
 5. allow rules that allow the call (for Bash: every simple command) -> allow;
 6. the mode: ``bypassPermissions`` runs everything, read-only calls run, ``acceptEdits`` runs
-   Edit and Write, ``plan`` denies, ``dontAsk`` denies, ``default`` and ``acceptEdits`` ask.
+   the tools that edit files (``file_access == "edit"``: Edit, Write, MultiEdit, NotebookEdit),
+   ``plan`` denies, ``dontAsk`` denies, ``default`` and ``acceptEdits`` ask.
 
 In ``dontAsk`` mode every ask becomes a deny (the gate does that after hooks had their say).
 Bash is not confined to the workspace (its ``cd`` may leave it; SPEC section 9), but a ``cd``
@@ -35,8 +36,6 @@ from .shell import ParsedCommand, SimpleCommand, parse
 __all__ = ["Decision", "Facts", "Policy", "has_assignment_prefix"]
 
 Kind = Literal["allow", "ask", "deny"]
-_READING = frozenset({"Read", "Glob", "Grep"})
-_EDITING = frozenset({"Edit", "Write"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +47,11 @@ class Facts:
     read_only: bool
     cwd: str
     aliases: tuple[str, ...] = ()
+    # The tool's own facts (``ToolSpec``): "read" / "edit" file access and the input key of
+    # its path; and what a rule's specifier is compared with (WebFetch: ``domain:HOST``).
+    file_access: str | None = None
+    path_field: str | None = None
+    rule_content: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +114,9 @@ class Policy:
         deny, ask, allow = self._rules(facts)
         if facts.name == "Bash":
             return self._bash(facts, deny, ask, allow)
-        if facts.name in PATH_TOOLS:
+        if facts.file_access is not None or facts.name in PATH_TOOLS:
             return self._files(facts, deny, ask, allow)
+        deny, ask, allow = (self._by_content(rules, facts) for rules in (deny, ask, allow))
         if deny:
             return self._denied_by(facts, deny[0])
         if self.mode == "plan" and not facts.read_only:
@@ -131,13 +136,14 @@ class Policy:
             command = str(facts.tool_input.get("command", ""))
             rule, _ = bash_first_match(command, self._parse(command), deny)
             return self._denied_by(facts, rule) if rule else None
-        if facts.name in PATH_TOOLS:
+        if facts.file_access is not None or facts.name in PATH_TOOLS:
             for target in self._targets(facts):
                 rule = self._path_rule(deny, target, either=True)
                 if rule is not None:
                     return self._denied_by(facts, rule, target.given)
             return None
-        return self._denied_by(facts, deny[0])
+        deny = self._by_content(deny, facts)
+        return self._denied_by(facts, deny[0]) if deny else None
 
     def _bash(
         self,
@@ -191,7 +197,7 @@ class Policy:
             rule = self._path_rule(ask, target, either=True)
             if rule is not None:
                 return Decision("ask", f"ask rule {rule.describe()}", firm=True)
-        roots = self._read_roots if facts.name in _READING else self._roots
+        roots = self._read_roots if facts.file_access == "read" else self._roots
         for target in targets:
             if self._inside(target.resolved, roots):
                 continue
@@ -219,7 +225,7 @@ class Policy:
             return Decision("allow", "bypassPermissions mode")
         if facts.read_only:
             return Decision("allow", "read-only")
-        if self.mode == "acceptEdits" and facts.name in _EDITING:
+        if self.mode == "acceptEdits" and facts.file_access == "edit":
             return Decision("allow", "acceptEdits mode")
         if self.mode == "plan":
             return self._plan(facts)
@@ -229,6 +235,9 @@ class Policy:
                 f"Permission to use {facts.name} has been denied: no rule allows it, and "
                 "dontAsk mode denies whatever no rule allows.",
             )
+        if facts.rule_content is not None:  # WebFetch: what an allow rule would have to name
+            needs = f"{facts.name} needs permission for {facts.rule_content}"
+            return Decision("ask", f"{self.mode} mode: {needs}")
         what = "the command" if facts.name == "Bash" else facts.name
         return Decision("ask", f"{self.mode} mode: {what} is not read-only")
 
@@ -254,11 +263,20 @@ class Policy:
         if cached is None:
             s = self.settings
             cached = tuple(
-                tuple(r for r in rules if r.names(facts.name, facts.aliases))
+                tuple(r for r in rules if r.names(facts.name, facts.aliases, facts.file_access))
                 for rules in (s.deny, s.ask, s.allow)
             )
             self._by_tool[facts.name] = cached
         return cached
+
+    @staticmethod
+    def _by_content(rules: tuple[Rule, ...], facts: Facts) -> tuple[Rule, ...]:
+        """For a tool whose rules name a content (``WebFetch(domain:example.com)``): the rules
+        that name every use or this call's content. Other tools' specifiers keep matching every
+        call, as before: a deny rule whose meaning is unknown errs on the side of denying."""
+        if facts.rule_content is None:
+            return rules
+        return tuple(r for r in rules if r.specifier is None or r.specifier == facts.rule_content)
 
     @staticmethod
     def _parse(command: str) -> ParsedCommand:
@@ -284,12 +302,12 @@ class Policy:
         data = facts.tool_input
         name = facts.name
         given: str | None
-        if name in ("Read", "Write", "Edit"):
-            given = data.get("file_path")
-        elif name == "Grep":
+        if name == "Grep":
             given = data.get("path") or "."
         elif name == "Glob":
             given = _glob_root(str(data.get("path") or "."), str(data.get("pattern") or ""))
+        elif facts.path_field is not None:
+            given = data.get(facts.path_field)
         else:
             given = None
         if not isinstance(given, str):

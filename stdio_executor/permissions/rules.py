@@ -47,14 +47,20 @@ class RuleError(ValueError):
 
 
 # Which tools a file rule speaks for. Claude Code applies Edit rules to every tool that
-# edits files and, as best effort, Read rules to every tool that reads them.
+# edits files and, as best effort, Read rules to every tool that reads them: a tool says
+# which it does (``ToolSpec.file_access``); the rest name themselves only.
 _COVERS = {
     "Read": frozenset({"Read", "Glob", "Grep"}),
     "Edit": frozenset({"Edit", "Write"}),
     "Write": frozenset({"Write"}),
     "Glob": frozenset({"Glob"}),
     "Grep": frozenset({"Grep"}),
+    "MultiEdit": frozenset({"MultiEdit"}),
+    "NotebookEdit": frozenset({"NotebookEdit"}),
+    "LS": frozenset({"LS"}),
 }
+_BY_ACCESS = {"read": "Read", "edit": "Edit"}
+# Rule names whose specifier is a path pattern.
 PATH_TOOLS = frozenset(_COVERS)
 _RULE = re.compile(r"([A-Za-z0-9_.*-]+)(?:\((.*)\))?", re.DOTALL)
 
@@ -71,15 +77,18 @@ class Rule:
     def describe(self) -> str:
         return f"{self.text} (from {self.source})"
 
-    def names(self, tool: str, aliases: Sequence[str] = ()) -> bool:
-        """Whether the rule is about this tool at all (its specifier aside)."""
+    def names(self, tool: str, aliases: Sequence[str] = (), access: str | None = None) -> bool:
+        """Whether the rule is about this tool at all (its specifier aside); ``access`` is
+        the tool's file access ("read" / "edit"), which Read / Edit rules cover."""
         if self.tool.startswith("mcp__") and tool.startswith("mcp__"):
             server = self.tool.removesuffix("__*")
             if "__" not in server[len("mcp__") :]:
                 return tool.startswith(server + "__")
             return tool == self.tool
         covered = _COVERS.get(self.tool, frozenset({self.tool}))
-        return tool in covered or any(a in covered for a in aliases)
+        if tool in covered or any(a in covered for a in aliases):
+            return True
+        return access is not None and _BY_ACCESS.get(access) == self.tool
 
 
 def parse_rule(

@@ -21,6 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from ..hooks.config import Hooks
 from ..processes import ProcessRegistry
 from ..protocol import ErrorEvent, PermissionResponse
@@ -232,7 +234,9 @@ class SettingsGate(Gate):
         if self.sandbox is None or name != "Bash" or decision.kind == "deny":
             return decision
         command = str(tool_input.get("command", ""))
-        disable = tool_input.get("dangerouslyDisableSandbox") is True
+        # Read as the Bash tool reads it: "true" (Claude Code's semanticBoolean) disables the
+        # sandbox too, so it must ask too.
+        disable = _as_bool(tool_input.get("dangerouslyDisableSandbox"))
         if disable:
             if not self.sandbox.settings.allow_unsandboxed:
                 return Decision(
@@ -264,14 +268,18 @@ class SettingsGate(Gate):
     def _facts(self, call: CallInfo, tool_input: Mapping[str, Any], value: Any) -> Facts:
         tool = call.tool
         spec = tool.spec
+        facts = (spec.file_access, spec.path_field, tool.rule_content(value))
         if self.policy.mode == "bypassPermissions":
             # Read-only or not changes nothing in this mode: skip the classification.
-            return Facts(spec.name, tool_input, False, call.cwd, spec.aliases)
-        # MCP servers declare readOnlyHint themselves: a hint, not a permission.
-        read_only = spec.source != "mcp" and tool.is_concurrency_safe(value)
+            return Facts(spec.name, tool_input, False, call.cwd, spec.aliases, *facts)
+        if spec.permission_read_only is not None:
+            read_only = spec.permission_read_only
+        else:
+            # MCP servers declare readOnlyHint themselves: a hint, not a permission.
+            read_only = spec.source != "mcp" and tool.is_concurrency_safe(value)
         if read_only and spec.name == "Bash":
             read_only = not has_assignment_prefix(str(tool_input.get("command", "")))
-        return Facts(spec.name, tool_input, read_only, call.cwd, spec.aliases)
+        return Facts(spec.name, tool_input, read_only, call.cwd, spec.aliases, *facts)
 
     def _payload(
         self,
@@ -318,3 +326,13 @@ def _append(content: str | list[dict[str, Any]], text: str) -> str | list[dict[s
     if isinstance(content, str):
         return f"{content}\n{text}" if content else text
     return [*content, {"type": "text", "text": text}]
+
+
+def _as_bool(value: Any) -> bool:
+    """A boolean input as ``tools.inputs.parse`` converts it (``"true"`` is true)."""
+    if value is None or isinstance(value, bool):
+        return value is True
+    try:
+        return bool(msgspec.convert(value, bool, strict=False))
+    except msgspec.ValidationError:
+        return False  # not a boolean at all: the input is refused before it can run

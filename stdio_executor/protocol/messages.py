@@ -46,6 +46,8 @@ __all__ = [
     "ResultMeta",
     "SandboxInfo",
     "Status",
+    "TodoItem",
+    "Todos",
     "ToolCall",
     "ToolCancel",
     "ToolDefinition",
@@ -363,6 +365,31 @@ class ToolsChanged(_Message, tag="tools_changed", frozen=True, kw_only=True):
     request_id: str | None = None
 
 
+class TodoItem(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One task of the model's list, in the shape the model sent it: ``activeForm`` (Claude
+    Code 1.0.9x on) or ``id`` and ``priority`` (before); absent fields are left out."""
+
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    activeForm: str | None = None
+    id: str | None = None
+    priority: Literal["high", "medium", "low"] | None = None
+
+
+class Todos(_Message, tag="todos", frozen=True, kw_only=True):
+    """The model replaced its task list (a ``TodoWrite`` call), for the host to show.
+
+    Written as soon as the call runs, before its ``tool_result``. ``todos`` is the whole new
+    list as the model sent it; ``previous`` the session's list before the call. As in Claude
+    Code, a list whose tasks are all completed is then forgotten: the next call's
+    ``previous`` is empty.
+    """
+
+    tool_use_id: str
+    todos: list[TodoItem]
+    previous: list[TodoItem] = msgspec.field(default_factory=list)
+
+
 class UnfinishedTool(msgspec.Struct, frozen=True, kw_only=True):
     tool_use_id: str
     name: str
@@ -437,6 +464,7 @@ Event = (
     | ToolCancel
     | ToolsChanged
     | JournalRecovered
+    | Todos
     | JobStarted
     | JobExited
     | Jobs

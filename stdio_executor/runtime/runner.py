@@ -126,6 +126,7 @@ class CallRunner:
             cwd=cwd,
             session=self.session,
             progress=self._progress_sink(turn, tool_use_id),
+            notify=self._notify_sink(turn, tool_use_id),
         )
         info = CallInfo(tool_use_id, tool, call.raw, value, turn, cwd, self._turn_tool_ids)
         started = time.monotonic()
@@ -217,3 +218,12 @@ class CallRunner:
                 self._emit_now(Progress(tool_use_id=tool_use_id, data=data))
 
         return progress
+
+    def _notify_sink(self, turn: int, tool_use_id: str) -> Callable[[Event], None]:
+        def notify(event: Event) -> None:
+            # An event a tool announces (TodoWrite's todos): like progress, never for a
+            # discarded turn.
+            if self._is_live(turn, tool_use_id):
+                self._emit_now(event)
+
+        return notify

@@ -27,8 +27,15 @@ from ..protocol import (
 )
 from ..protocol.messages import Event
 from ..tools.base import ToolSpec
-from ..tools.catalog import ToolRegistry, builtin_specs
-from ..tools.host import HostBridge, check_definition, host_tool
+from ..tools.catalog import ToolRegistry, builtin_specs, implementation_of
+from ..tools.host import (
+    DelegatedTool,
+    HostBridge,
+    check_definition,
+    delegated_tool,
+    host_tool,
+    names_only,
+)
 from ..tools.json_schema import schema_problem
 from ..tools.mcp import McpTool
 
@@ -78,12 +85,18 @@ class ToolSet:
         # Built-in names are reserved even when disabled, so a host's tool never changes
         # meaning with --builtin-tools.
         self._builtins = {n: s.name for s in builtin_specs() for n in (s.name, *s.aliases)}
+        # The built-ins enabled at start: given back when a host stops serving one.
+        self._started = {s.name: s for s in registry.specs if s.source == "builtin"}
         self._by_server: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ host tools
 
     def register(self, cmd: RegisterTool, line: int | None) -> list[Event]:
         definition = cmd.tool
+        if names_only(definition):
+            delegated = delegated_tool(definition.name, self.bridge, definition.timeout_ms)
+            if delegated is not None:
+                return self._serve(delegated, cmd, line)
         current = self.registry.spec_of(definition.name)
         replacing = (
             current is not None and current.source == "host" and current.name == definition.name
@@ -115,6 +128,30 @@ class ToolSet:
         self.registry.add(tool.spec, tool)
         return [self.changed([definition.name], [], cmd.request_id)]
 
+    def _serve(self, tool: DelegatedTool, cmd: RegisterTool, line: int | None) -> list[Event]:
+        """The host serves a Claude Code tool (WebSearch, Task...) or takes over a built-in
+        under the daemon's own definition of it."""
+        name = tool.spec.name
+        current = self.registry.spec_of(name)
+        if current is not None and current.source == "mcp":
+            return [
+                ErrorEvent(
+                    code="invalid_tool_definition",
+                    message=f"register_tool refused: {name!r} is taken by the mcp tool "
+                    f"{current.name}",
+                    line=line,
+                    request_id=cmd.request_id,
+                )
+            ]
+        for alias in (name, *tool.spec.aliases):
+            other = self.registry.spec_of(alias)
+            if other is not None and other.name != name:
+                self.registry.remove(other.name)
+        if current is not None:
+            self.registry.remove(current.name)
+        self.registry.add(tool.spec, tool)
+        return [self.changed([name], [], cmd.request_id)]
+
     def unregister(self, cmd: UnregisterTool, line: int | None) -> list[Event]:
         spec = self.registry.spec_of(cmd.name)
         if spec is None or spec.source != "host":
@@ -128,6 +165,10 @@ class ToolSet:
                 )
             ]
         self.registry.remove(spec.name)
+        started = self._started.get(spec.name)
+        if started is not None:  # a built-in the host had taken over: the daemon's again
+            self.registry.add(started, implementation_of(started.name))
+            return [self.changed([spec.name], [], cmd.request_id)]
         return [self.changed([], [spec.name], cmd.request_id)]
 
     async def check_start_schemas(self, put: Callable[[SchemaReport], None]) -> None:

@@ -25,6 +25,9 @@ __all__ = ["InputError", "Tool", "ToolContext", "ToolOutcome", "ToolSpec", "desc
 Content = str | list[dict[str, Any]]
 ReadOnly = Literal["always", "never", "per_input"]
 InterruptBehavior = Literal["cancel", "block"]
+# Which file permissions a tool's calls need: Read rules and the read roots apply to "read"
+# tools; Edit rules, acceptEdits and protected paths to "edit" tools (docs/permissions.md).
+FileAccess = Literal["read", "edit"]
 
 
 class InputError(Exception):
@@ -63,6 +66,15 @@ class ToolSpec:
     source: Literal["builtin", "host", "mcp"] = "builtin"
     # A failure of this tool cancels its siblings (SPEC section 4: Bash only).
     cancels_siblings: bool = False
+    # Permission facts. ``file_access``: the file rules a call is judged by (None: it touches
+    # no file by path); ``path_field``: the input key holding that path.
+    # ``permission_read_only``: whether modes treat a call as read-only (run in default and
+    # plan mode without asking); None follows ``is_concurrency_safe``. TodoWrite changes only
+    # the session's own list (True); WebFetch reads, but from the network, and asks unless a
+    # rule allows its domain (False), as in Claude Code.
+    file_access: FileAccess | None = None
+    path_field: str | None = None
+    permission_read_only: bool | None = None
 
 
 @dataclass(slots=True)  # not frozen: one per call (bench/NOTES.md); never mutated
@@ -91,6 +103,10 @@ class ToolContext:
     progress: Callable[[dict[str, Any]], None]
     # A tool that can report partial output when it is cancelled installs a sink here.
     sink: OutputSink | None = None
+    # Writes an event for the host besides progress (TodoWrite's ``todos``), at once, unless
+    # the call's turn was discarded. The event is built by the tool from ``protocol``; the
+    # runtime only passes it on.
+    notify: Callable[[Any], None] = field(default=lambda event: None)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def resolve(self, path: str) -> str:
@@ -116,6 +132,11 @@ class Tool(abc.ABC):
     def describe(self, value: Any) -> str:
         """A short form of the call for messages (Bash: the command)."""
         return ""
+
+    def rule_content(self, value: Any) -> str | None:
+        """What a permission rule's specifier is compared with (WebFetch: ``domain:HOST``),
+        or ``None`` when the tool's rules take no specifier of that kind."""
+        return None
 
     def describe_raw(self, raw: Mapping[str, Any]) -> str:
         """``describe`` for an input that failed validation (an invalid Bash call still

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from .base import Tool, ToolSpec
+from .base import FileAccess, Tool, ToolSpec
 from .schemas import load as load_schemas
 
-__all__ = ["ToolRegistry", "builtin_specs"]
+__all__ = ["HOST_SERVED", "ToolRegistry", "builtin_specs", "delegable_spec", "implementation_of"]
 
 _BUILTINS: tuple[tuple[str, str, str, str, int, tuple[str, ...], str], ...] = (
     (
@@ -85,6 +85,69 @@ _BUILTINS: tuple[tuple[str, str, str, str, int, tuple[str, ...], str], ...] = (
         "stdio_executor.tools.files:GrepTool",
     ),
     (
+        "MultiEdit",
+        "Makes several replacements in one file in one call. Each entry of `edits` (old_string, "
+        "new_string, replace_all, as for Edit) applies to the text the entries before it left; "
+        "if any entry fails, nothing is written. The file must have been Read in this session "
+        "first and must not have changed since. An empty old_string in the first entry creates "
+        "a new file.",
+        "never",
+        "block",
+        100_000,
+        (),
+        "stdio_executor.tools.files:MultiEditTool",
+    ),
+    (
+        "NotebookEdit",
+        "Changes one cell of a Jupyter notebook (.ipynb): replaces its source (edit_mode "
+        "replace, the default), inserts a new cell after the cell cell_id names (at the top "
+        "without cell_id; cell_type is then required), or deletes it. cell_id is a cell's id, "
+        "or cell-N for the cell at 0-based index N. Replacing a code cell clears its outputs. "
+        "Read the notebook first.",
+        "never",
+        "block",
+        100_000,
+        (),
+        "stdio_executor.tools.files:NotebookEditTool",
+    ),
+    (
+        "LS",
+        "Lists the files and directories under an absolute path as an indented tree "
+        "(directories end in /), leaving out hidden entries and those matching the glob "
+        "patterns in `ignore`. Prefer Glob and Grep when you know what you are looking for.",
+        "always",
+        "block",
+        100_000,
+        (),
+        "stdio_executor.tools.files:LSTool",
+    ),
+    (
+        "TodoWrite",
+        "Replaces the session's task list with `todos`, to plan multi-step work and show "
+        "progress. Each item has content, a status (pending, in_progress or completed) and "
+        "activeForm, the task in the present continuous (older clients sent id and priority "
+        "instead). Keep exactly one task in_progress while you work; mark tasks completed as "
+        "soon as they are done.",
+        "never",
+        "block",
+        10_000,
+        (),
+        "stdio_executor.tools.todo:TodoWriteTool",
+    ),
+    (
+        "WebFetch",
+        "Fetches a URL and returns its content as Markdown (HTML converted, other text as it "
+        "is), with your prompt restated above it: answer the prompt from that content. http:// "
+        "is upgraded to https://. A redirect to another host is not followed; the result names "
+        "the URL to fetch instead. Large pages are saved to a file and previewed. Each domain "
+        "needs permission.",
+        "always",
+        "block",
+        100_000,
+        (),
+        "stdio_executor.tools.web:WebFetchTool",
+    ),
+    (
         "BashOutput",
         "Returns what a background shell (Bash with run_in_background) printed since the "
         "last time its output was read, with its status (running, completed, failed, "
@@ -131,6 +194,20 @@ _BUILTINS: tuple[tuple[str, str, str, str, int, tuple[str, ...], str], ...] = (
     ),
 )
 
+# Facts the permission layer reads (tools/base.py ``ToolSpec``): the kind of file access and
+# the input key naming the path, or how modes treat a tool that touches no file.
+_FILE_ACCESS: dict[str, tuple[FileAccess, str]] = {
+    "Read": ("read", "file_path"),
+    "Glob": ("read", "path"),
+    "Grep": ("read", "path"),
+    "LS": ("read", "path"),
+    "Write": ("edit", "file_path"),
+    "Edit": ("edit", "file_path"),
+    "MultiEdit": ("edit", "file_path"),
+    "NotebookEdit": ("edit", "notebook_path"),
+}
+_PERMISSION_READ_ONLY = {"TodoWrite": True, "WebFetch": False}
+
 
 def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
     schemas = load_schemas()
@@ -145,6 +222,9 @@ def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
             max_result_bytes=limit,
             aliases=aliases,
             cancels_siblings=name == "Bash",
+            file_access=_FILE_ACCESS[name][0] if name in _FILE_ACCESS else None,
+            path_field=_FILE_ACCESS[name][1] if name in _FILE_ACCESS else None,
+            permission_read_only=_PERMISSION_READ_ONLY.get(name),
         )
         for name, description, read_only, interrupt, limit, aliases, _ in _BUILTINS
         if wanted is None or name in wanted
@@ -152,6 +232,69 @@ def builtin_specs(enabled: Iterable[str] | None = None) -> list[ToolSpec]:
 
 
 _IMPLEMENTATIONS = {name: impl for name, *_, impl in _BUILTINS}
+
+
+def implementation_of(name: str) -> str:
+    """Where a built-in's implementation lives (``module:Class``), to load it again after
+    a host gave back a built-in it had taken over."""
+    return _IMPLEMENTATIONS[name]
+
+
+# Claude Code's tools that need a model or a search service, which only a host has. The
+# daemon knows their inputs and scheduling facts; they are enabled only when a host says it
+# serves them (--host-builtins, or a register_tool naming only the tool), and are then
+# validated, permission-checked and scheduled like built-ins and run as host tools.
+_HOST_SERVED: tuple[tuple[str, str, str, str, int], ...] = (
+    (
+        "WebSearch",
+        "Searches the web and returns the results (titles, links and what the pages say) "
+        "for a query; allowed_domains / blocked_domains narrow them to, or keep them from, "
+        "some sites. For information newer than the model's training.",
+        "always",
+        "cancel",
+        100_000,
+    ),
+    (
+        "Task",
+        "Hands a self-contained task to a sub-agent of the given subagent_type, which works "
+        "on it with its own tools and context and answers once with a report. Several can "
+        "run at once. description: 3-5 words; prompt: everything the agent needs to know.",
+        "always",
+        "cancel",
+        100_000,
+    ),
+    (
+        "Agent",
+        "Starts a sub-agent (general-purpose unless subagent_type says otherwise) on a "
+        "self-contained task; it works with its own tools and context and answers once with "
+        "a report. Several can run at once; run_in_background returns at once instead.",
+        "always",
+        "cancel",
+        100_000,
+    ),
+)
+HOST_SERVED = frozenset(name for name, *_ in _HOST_SERVED)
+
+
+def delegable_spec(name: str) -> ToolSpec | None:
+    """The spec a host serves a built-in under: a host-served tool, or any built-in (by
+    name or alias) that a host takes over; None for a name Claude Code has no tool for."""
+    for entry in _HOST_SERVED:
+        if entry[0] == name:
+            served, description, read_only, interrupt, limit = entry
+            return ToolSpec(
+                name=served,
+                description=description,
+                input_schema=load_schemas()[served],
+                read_only=read_only,  # type: ignore[arg-type]
+                interrupt_behavior=interrupt,  # type: ignore[arg-type]
+                max_result_bytes=limit,
+                source="host",
+            )
+    for spec in builtin_specs():
+        if name == spec.name or name in spec.aliases:
+            return replace(spec, source="host")
+    return None
 
 
 @dataclass(slots=True)

@@ -2,7 +2,9 @@
 
 Owns: reading and checking host tool definitions (``--tools FILE``, ``register_tool``);
 ``HostTool``, which validates input against the definition's JSON Schema and runs a call by
-asking the host; and ``HostBridge``, the daemon's table of calls waiting for the host
+asking the host; ``DelegatedTool``, a Claude Code tool the host serves under the daemon's
+own definition (WebSearch, Task, Agent, or a built-in the host takes over), validated like
+a built-in; and ``HostBridge``, the daemon's table of calls waiting for the host
 (tool_use_id -> an event and the answer), which writes ``tool_call`` / ``tool_cancel`` and
 takes ``tool_progress`` / ``tool_output``.
 Must not: decide when a call starts or whether it is cancelled (the core does), or import
@@ -19,6 +21,7 @@ and get ``unknown_tool_use_id`` errors.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections import OrderedDict
@@ -32,7 +35,8 @@ import msgspec
 
 from ..protocol import ErrorEvent, ToolCall, ToolCancel, ToolOutput, ToolProgressCommand
 from ..protocol.messages import Event, HostToolDefinition
-from .base import Content, Tool, ToolContext, ToolOutcome, ToolSpec
+from .base import Content, InputError, Tool, ToolContext, ToolOutcome, ToolSpec
+from .inputs import parse
 from .json_schema import SchemaInput
 from .output import spill_text
 
@@ -40,12 +44,15 @@ __all__ = [
     "DEFAULT_TIMEOUT_MS",
     "MAX_RESULT_BYTES",
     "DefinitionError",
+    "DelegatedTool",
     "HostBridge",
     "HostTool",
     "check_definition",
+    "delegated_tool",
     "host_tool",
     "limit_content",
     "load_definitions",
+    "names_only",
 ]
 
 log = logging.getLogger("stdio_executor")
@@ -133,6 +140,67 @@ class HostTool(Tool):
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         return await self.bridge.call(self, value, ctx)
+
+
+class DelegatedTool(HostTool):
+    """A Claude Code tool the host runs: the built-in's name, schema, description and
+    scheduling facts (``catalog.delegable_spec``), its input checked by the built-in's
+    Struct (Claude Code's policy and wording, ``inputs``), then handed to the host as a
+    ``tool_call`` with the input normalised (``"true"`` arrives as ``true``)."""
+
+    def __init__(
+        self, spec: ToolSpec, bridge: HostBridge, timeout_ms: int, input_cls: type[Any] | None
+    ) -> None:
+        super().__init__(spec, bridge, timeout_ms)
+        self.input_cls = input_cls
+
+    def validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        if self.input_cls is None:  # a built-in without a Struct: its published schema
+            return super().validate(raw)
+        value = parse(self.spec.name, self.input_cls, raw)
+        normalised: dict[str, Any] = msgspec.to_builtins(value)
+        return normalised
+
+    def rule_content(self, value: Any) -> str | None:
+        """What the built-in's rules match (``WebFetch(domain:HOST)``), so a domain rule
+        means the same whoever serves the tool; the built-in works it out."""
+        builtin = _builtin_tool(self.spec.name)
+        if builtin is None:
+            return None
+        try:
+            return builtin.rule_content(builtin.validate(value))
+        except InputError:
+            return None
+
+
+@functools.cache
+def _builtin_tool(name: str) -> Tool | None:
+    from .catalog import ToolRegistry, builtin_specs
+
+    return ToolRegistry(builtin_specs([name])).get(name)
+
+
+def delegated_tool(
+    name: str, bridge: HostBridge, timeout_ms: int | None = None
+) -> DelegatedTool | None:
+    """The host's version of the Claude Code tool ``name``; None if there is no such tool."""
+    from .catalog import delegable_spec
+    from .inputs import INPUTS
+
+    spec = delegable_spec(name)
+    if spec is None:
+        return None
+    return DelegatedTool(spec, bridge, timeout_ms or DEFAULT_TIMEOUT_MS, INPUTS.get(spec.name))
+
+
+def names_only(definition: HostToolDefinition) -> bool:
+    """Whether a definition gives nothing but a name (and perhaps a timeout): the host
+    asks to serve the Claude Code tool of that name under the daemon's definition."""
+    return (
+        not definition.description
+        and definition.input_schema == {"type": "object"}
+        and not definition.aliases
+    )
 
 
 def limit_content(content: Content, limit: int, ctx: ToolContext) -> ToolOutcome:

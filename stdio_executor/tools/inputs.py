@@ -43,6 +43,7 @@ from .base import InputError
 __all__ = [
     "INPUTS",
     "UNSET",
+    "AgentInput",
     "BashInput",
     "BashOutputInput",
     "EditInput",
@@ -50,11 +51,20 @@ __all__ = [
     "GrepInput",
     "Input",
     "KillShellInput",
+    "LSInput",
     "LenientInput",
+    "MultiEditEntry",
+    "MultiEditInput",
+    "NotebookEditInput",
     "ReadInput",
+    "TaskInput",
     "TaskOutputInput",
     "TaskStopInput",
+    "TodoItem",
+    "TodoWriteInput",
     "UnsetType",
+    "WebFetchInput",
+    "WebSearchInput",
     "WriteInput",
     "parse",
 ]
@@ -357,6 +367,191 @@ class TaskStopInput(Input):
     ) = UNSET
 
 
+# ---------------------------------------------------------------------------------------
+# Served by the host (they need a search service or a model): WebSearch, Task, Agent
+
+
+class WebSearchInput(Input):
+    query: Annotated[str, Meta(min_length=2, description="The search query to use")]
+    allowed_domains: (
+        Annotated[list[str], Meta(description="Only include results from these domains")]
+        | UnsetType
+    ) = UNSET
+    blocked_domains: (
+        Annotated[list[str], Meta(description="Never include results from these domains")]
+        | UnsetType
+    ) = UNSET
+
+
+_AGENT_DESCRIPTION = "A short (3-5 word) description of the task"
+_AGENT_PROMPT = "The task for the agent to perform"
+_AGENT_TYPE = "The type of specialized agent to use for this task"
+_AGENT_MODEL = "Optional model for this agent; it inherits the parent's when left out"
+_AGENT_RESUME = "The id of an earlier agent to resume, continuing its transcript"
+_AGENT_BACKGROUND = "Set to true to run the agent in the background"
+
+
+class TaskInput(Input):
+    """Claude Code's Task tool (1.0.x-2.x); ``Agent`` is its later name."""
+
+    description: Annotated[str, Meta(description=_AGENT_DESCRIPTION)]
+    prompt: Annotated[str, Meta(description=_AGENT_PROMPT)]
+    subagent_type: Annotated[str, Meta(description=_AGENT_TYPE)]
+    model: (
+        Annotated[Literal["sonnet", "opus", "haiku"], Meta(description=_AGENT_MODEL)] | UnsetType
+    ) = UNSET
+    resume: Annotated[str, Meta(description=_AGENT_RESUME)] | UnsetType = UNSET
+    run_in_background: Annotated[bool, Meta(description=_AGENT_BACKGROUND)] | UnsetType = UNSET
+
+
+class AgentInput(Input):
+    """Claude Code's Agent tool (the Task tool renamed, 2.1.x): ``subagent_type`` may be left
+    out (a general-purpose agent), and it takes a turn limit and an isolation mode."""
+
+    description: Annotated[str, Meta(description=_AGENT_DESCRIPTION)]
+    prompt: Annotated[str, Meta(description=_AGENT_PROMPT)]
+    subagent_type: Annotated[str, Meta(description=_AGENT_TYPE)] | UnsetType = UNSET
+    model: (
+        Annotated[Literal["sonnet", "opus", "haiku"], Meta(description=_AGENT_MODEL)] | UnsetType
+    ) = UNSET
+    resume: Annotated[str, Meta(description=_AGENT_RESUME)] | UnsetType = UNSET
+    run_in_background: Annotated[bool, Meta(description=_AGENT_BACKGROUND)] | UnsetType = UNSET
+    max_turns: (
+        Annotated[int, Meta(ge=1, description="The most agentic turns the agent may take")]
+        | UnsetType
+    ) = UNSET
+    isolation: (
+        Annotated[
+            Literal["worktree"],
+            Meta(description='"worktree": the agent works in a temporary git worktree'),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+# ---------------------------------------------------------------------------------------
+# MultiEdit, NotebookEdit, LS (docs/builtins.md)
+
+
+class MultiEditEntry(Input):
+    old_string: Annotated[str, Meta(description="The text to replace")]
+    new_string: Annotated[str, Meta(description="The text to replace it with")]
+    replace_all: Annotated[
+        bool, Meta(description="Replace all occurrences of old_string (default false).")
+    ] = False
+
+
+class MultiEditInput(Input):
+    file_path: Annotated[str, Meta(description="The absolute path to the file to modify")]
+    edits: Annotated[
+        list[MultiEditEntry],
+        Meta(
+            min_length=1,
+            description="Array of edit operations to perform sequentially on the file",
+        ),
+    ]
+
+
+class NotebookEditInput(Input, kw_only=True):
+    notebook_path: Annotated[
+        str,
+        Meta(
+            description="The absolute path to the Jupyter notebook file to edit (must be "
+            "absolute, not relative)"
+        ),
+    ]
+    cell_id: (
+        Annotated[
+            str,
+            Meta(
+                description="The ID of the cell to edit. When inserting a new cell, the new "
+                "cell will be inserted after the cell with this ID, or at the beginning if not "
+                "specified."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    new_source: Annotated[str, Meta(description="The new source for the cell")]
+    cell_type: (
+        Annotated[
+            Literal["code", "markdown"],
+            Meta(
+                description="The type of the cell (code or markdown). If not specified, it "
+                "defaults to the current cell type. If using edit_mode=insert, this is required."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    edit_mode: (
+        Annotated[
+            Literal["replace", "insert", "delete"],
+            Meta(
+                description="The type of edit to make (replace, insert, delete). Defaults to "
+                "replace."
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class LSInput(Input):
+    path: Annotated[
+        str,
+        Meta(
+            description="The absolute path to the directory to list (must be absolute, not "
+            "relative)"
+        ),
+    ]
+    ignore: Annotated[list[str], Meta(description="List of glob patterns to ignore")] | (
+        UnsetType
+    ) = UNSET
+
+
+# ---------------------------------------------------------------------------------------
+# TodoWrite, WebFetch
+
+
+class TodoItem(LenientInput):
+    """A task: content and status, with activeForm (or, as older clients send, id and
+    priority)."""
+
+    # The docstring is the item schema's description, seen by the model. Claude Code sends
+    # activeForm from 1.0.9x on and id/priority up to 1.0.8x; the tool requires one of them.
+
+    content: Annotated[str, Meta(min_length=1, description="The task, in the imperative form")]
+    status: Literal["pending", "in_progress", "completed"]
+    activeForm: (
+        Annotated[
+            str,
+            Meta(
+                min_length=1,
+                description="The task in the present continuous form (e.g. Running tests)",
+            ),
+        ]
+        | UnsetType
+    ) = UNSET
+    id: Annotated[str, Meta(description="The item's id (older clients)")] | UnsetType = UNSET
+    priority: (
+        Annotated[
+            Literal["high", "medium", "low"],
+            Meta(description="The item's priority (older clients)"),
+        ]
+        | UnsetType
+    ) = UNSET
+
+
+class TodoWriteInput(Input):
+    todos: Annotated[list[TodoItem], Meta(description="The updated todo list")]
+
+
+class WebFetchInput(Input):
+    url: Annotated[
+        str,
+        Meta(description="The URL to fetch content from", extra_json_schema={"format": "uri"}),
+    ]
+    prompt: Annotated[str, Meta(description="The prompt to run on the fetched content")]
+
+
 INPUTS: dict[str, type[msgspec.Struct]] = {
     "Bash": BashInput,
     "Read": ReadInput,
@@ -368,4 +563,12 @@ INPUTS: dict[str, type[msgspec.Struct]] = {
     "TaskOutput": TaskOutputInput,
     "KillShell": KillShellInput,
     "TaskStop": TaskStopInput,
+    "WebSearch": WebSearchInput,
+    "Task": TaskInput,
+    "Agent": AgentInput,
+    "MultiEdit": MultiEditInput,
+    "NotebookEdit": NotebookEditInput,
+    "LS": LSInput,
+    "TodoWrite": TodoWriteInput,
+    "WebFetch": WebFetchInput,
 }

@@ -2,8 +2,8 @@
 
 Owns: the workspace root, where oversized results are spilled, the registry of child
 process groups, the background jobs (``background.JobRegistry``), the OS sandbox Bash runs
-in, and what Read has seen (Write and Edit refuse to clobber a file the model has not read,
-or that changed on disk since).
+in, what Read has seen (Write and Edit refuse to clobber a file the model has not read, or
+that changed on disk since), and the model's task list (TodoWrite).
 Must not: hold per-turn scheduling state (that is the core's).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..processes import ProcessRegistry
 from .background import JobRegistry
@@ -43,6 +43,8 @@ class Session:
     jobs: JobRegistry = field(init=False)
     # The OS sandbox Bash runs in (None: not on this system or not wanted).
     sandbox: Sandbox | None = None
+    # The task list of the last TodoWrite (its items as sent), replaced whole by each call.
+    todos: list[dict[str, Any]] = field(default_factory=list)
     _spill_ready: bool = False
     _spill_count: int = 0
 

@@ -258,7 +258,9 @@ async def test_a_refused_registration_raises_client_error(
     with anyio.fail_after(30):
         async with client_for(tmp_path, daemon_env) as client:
             with pytest.raises(ClientError) as info:
-                await client.register_tool(HostToolDefinition(name="Bash"), handler)
+                await client.register_tool(
+                    HostToolDefinition(name="Bash", description="Mine."), handler
+                )
     assert info.value.event is not None
     assert info.value.event.code == "invalid_tool_definition"
 

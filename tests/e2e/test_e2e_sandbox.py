@@ -264,8 +264,9 @@ def test_excluded_commands_run_outside_the_sandbox(tmp_path: Path, outside: Path
     assert not (outside / "sandboxed.txt").exists()
 
 
+@pytest.mark.parametrize("flag", [True, "true"])  # Claude Code accepts the string too
 def test_dangerously_disable_sandbox_runs_outside_only_after_an_ask(
-    tmp_path: Path, outside: Path
+    tmp_path: Path, outside: Path, flag: object
 ) -> None:
     with run_daemon(
         tmp_path, "--settings", settings(enabled=True), "--permission-mode", "default"
@@ -273,7 +274,7 @@ def test_dangerously_disable_sandbox_runs_outside_only_after_an_ask(
         d.send(
             tool_use(
                 "u",
-                {"command": f"touch {outside}/unsandboxed.txt", "dangerouslyDisableSandbox": True},
+                {"command": f"touch {outside}/unsandboxed.txt", "dangerouslyDisableSandbox": flag},
             )
         )
         request = d.wait_for(lambda e: isinstance(e, PermissionRequest) and e.tool_use_id == "u")

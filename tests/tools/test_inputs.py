@@ -23,14 +23,16 @@ HEAD = "<tool_use_error>InputValidationError: "
 TAIL = "</tool_use_error>"
 
 # One acceptable value for each JSON Schema type an input advertises.
-_SAMPLE: dict[str, Any] = {"string": "x", "integer": 1, "number": 1.5, "boolean": True}
+_SAMPLE: dict[str, Any] = {"string": "xyz", "integer": 1, "number": 1.5, "boolean": True}
 
 
 def _sample(prop: dict[str, Any]) -> Any:
     if "enum" in prop:
         return prop["enum"][0]
-    if prop.get("type") == "array":
-        return []
+    if prop.get("type") == "array":  # as few items as allowed (MultiEdit needs one edit)
+        return [_sample(prop["items"])] * prop.get("minItems", 0)
+    if prop.get("type") == "object":
+        return {k: _sample(prop["properties"][k]) for k in prop.get("required", [])}
     return _SAMPLE[prop["type"]]
 
 

@@ -31,7 +31,7 @@ from .read import INLINE_MAX_BYTES, MAX_LINE_CHARS
 from .results import Check, input_error, missing_path, no_check, tool_error
 from .text import SNIFF_BYTES, UTF_8, TextCodec, looks_binary, match_line_endings
 
-__all__ = ["EditTool", "WriteTool"]
+__all__ = ["EditTool", "WriteTool", "replace_text"]
 
 # Model-supplied text up to this many characters is written inline.
 INLINE_MAX_CHARS = 64 * 1024
@@ -193,28 +193,10 @@ def edit_file(path: str, call: _EditCall, session: Session, check: Check) -> Too
         return tool_error(f"{path} is not valid {codec.label}; it was left as it is.")
     check()
 
-    if not call.old_string:
-        if text.strip():
-            return tool_error("Cannot create new file - file already exists.")
-        old, new = "", call.new_string
-        count, index, new_text = 1, 0, call.new_string
-    else:
-        old, new = match_line_endings(text, call.old_string, call.new_string)
-        count = text.count(old)
-        if count == 0:
-            return tool_error(f"String to replace not found in file.\nString: {call.old_string}")
-        if count > 1 and not call.replace_all:
-            return tool_error(
-                f"Found {count} matches of the string to replace, but replace_all is false. "
-                "To replace all occurrences, set replace_all to true. To replace only one "
-                "occurrence, please provide more context to uniquely identify the instance.\n"
-                f"String: {call.old_string}"
-            )
-        index = text.find(old)
-        if call.replace_all:
-            new_text = text.replace(old, new)
-        else:
-            new_text = text[:index] + new + text[index + len(old) :]
+    replaced = replace_text(text, call.old_string, call.new_string, call.replace_all)
+    if isinstance(replaced, str):
+        return tool_error(replaced)
+    new_text, index, new, count = replaced
     try:
         out = codec.encode(new_text)
     except UnicodeEncodeError:
@@ -238,6 +220,34 @@ def edit_file(path: str, call: _EditCall, session: Session, check: Check) -> Too
             "snippet of the edited file:"
         )
     return ToolOutcome(f"{head}\n{snippet}")
+
+
+def replace_text(
+    text: str, old_string: str, new_string: str, replace_all: bool
+) -> tuple[str, int, str, int] | str:
+    """One Edit applied to ``text``: (the new text, where the first replacement starts, the
+    replacement as inserted, how many were made), or the model-facing reason it fails.
+
+    An empty ``old_string`` stands for the whole of an empty (or blank) file."""
+    if not old_string:
+        if text.strip():
+            return "Cannot create new file - file already exists."
+        return new_string, 0, new_string, 1
+    old, new = match_line_endings(text, old_string, new_string)
+    count = text.count(old)
+    if count == 0:
+        return f"String to replace not found in file.\nString: {old_string}"
+    if count > 1 and not replace_all:
+        return (
+            f"Found {count} matches of the string to replace, but replace_all is false. "
+            "To replace all occurrences, set replace_all to true. To replace only one "
+            "occurrence, please provide more context to uniquely identify the instance.\n"
+            f"String: {old_string}"
+        )
+    index = text.find(old)
+    if replace_all:
+        return text.replace(old, new), index, new, count
+    return text[:index] + new + text[index + len(old) :], index, new, count
 
 
 def _snippet(text: str, index: int, new: str) -> str:
