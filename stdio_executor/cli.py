@@ -74,7 +74,10 @@ environment:
   CLAUDE_PROJECT_DIR         set by the daemon for hooks: the workspace
   STDIO_EXECUTOR_SANDBOX_DISABLE
                              comma-separated sandbox mechanisms to treat as missing
-                             (landlock, userns), to test an unsupported system
+                             (landlock, userns, bwrap, join), to test an unsupported
+                             system
+  STDIO_EXECUTOR             not read by the daemon: the command the examples and clients
+                             start, as a JSON array of words or as shell words
 """
 
 _EPILOG = (

@@ -120,6 +120,14 @@ def test_help_lists_every_environment_variable_the_package_reads() -> None:
     assert not missing, f"not in --help's environment section: {missing}"
 
 
+def test_the_protocol_reference_lists_every_environment_variable_too() -> None:
+    text = (REPO_ROOT / "docs" / "protocol.md").read_text("utf-8")
+    start = text.index("Environment (also listed by `--help`")
+    table = text[start : text.index("\n## ", start)]
+    missing = sorted(name for name in _variables_read_by_the_package() if f"`{name}`" not in table)
+    assert not missing, f"not in docs/protocol.md section 3's environment table: {missing}"
+
+
 def test_daemon_options_work_without_a_subcommand(tmp_path: Path) -> None:
     out = run_cli(
         "--max-concurrency",

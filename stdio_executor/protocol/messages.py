@@ -241,7 +241,7 @@ class SandboxInfo(msgspec.Struct, frozen=True, kw_only=True):
     """Whether Bash runs in an OS sandbox, by what, and what it does and does not cover."""
 
     enabled: bool
-    mechanism: Literal["landlock+namespaces", "landlock", "none"]
+    mechanism: Literal["landlock+namespaces", "landlock", "bubblewrap", "none"]
     network: Literal["blocked", "proxy", "unrestricted"]
     enforced: list[str] = []
     not_enforced: list[str] = []

@@ -18,9 +18,9 @@ import ctypes
 import errno
 import fcntl
 import os
-import platform
 import socket
 import struct
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -29,7 +29,6 @@ __all__ = [
     "FS_READ",
     "FS_WRITE_DIR",
     "FS_WRITE_FILE",
-    "UNSHARE_FLAGS",
     "Bind",
     "ChildPlan",
     "KernelSupport",
@@ -38,13 +37,13 @@ __all__ = [
     "mount_flags",
     "probe",
     "unix_socket_filter",
-    "unshare_and_enter",
 ]
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _syscall = _libc.syscall
 _syscall.restype = ctypes.c_long
 _mount = _libc.mount
+_setns = _libc.setns
 _mount.argtypes = [
     ctypes.c_char_p,
     ctypes.c_char_p,
@@ -130,6 +129,9 @@ _ST_TO_MS = (
 )
 
 _PR_SET_NO_NEW_PRIVS = 38
+_PR_CAPBSET_DROP = 24
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 
@@ -157,7 +159,7 @@ class KernelSupport:
 
 
 def _landlock_abi() -> int:
-    if platform.system() != "Linux":
+    if not sys.platform.startswith("linux"):
         return 0
     abi = _syscall(
         _SYS_LANDLOCK_CREATE_RULESET,
@@ -180,7 +182,7 @@ def probe(*, disabled: Sequence[str] = ()) -> KernelSupport:
     userns = False
     if "userns" in disabled:
         problems.append("user namespaces are disabled")
-    elif platform.system() == "Linux":
+    elif sys.platform.startswith("linux"):
         userns = _can_unshare_user()
         if not userns:
             problems.append("this system does not allow unprivileged user namespaces")
@@ -283,7 +285,7 @@ def unix_socket_filter() -> bytes | None:
     does on Linux unless ``allowAllUnixSockets``: a network namespace does not separate
     path-named sockets (``/var/run/docker.sock``), and Landlock does not check ``connect``.
     32-bit ``socket``/``socketcall`` on x86_64 are refused too. None on other machines."""
-    machine = platform.machine()
+    machine = os.uname().machine
     if machine not in _AUDIT_ARCH:
         return None
     nr = _NR_SOCKET[machine]
@@ -312,10 +314,9 @@ def unix_socket_filter() -> bytes | None:
 
 # --------------------------------------------------------------------------- the child
 
-# The namespaces a sandboxed call gets, created with the child (``clone``/``unshare``):
-# a user namespace (so the rest needs no privilege, and capabilities end at its border),
-# a network namespace holding only a loopback interface, a mount namespace for the masks.
-UNSHARE_FLAGS = _CLONE_NEWUSER | _CLONE_NEWNET | _CLONE_NEWNS
+# A sandboxed call's namespaces: a user namespace (capabilities end at its border), a
+# network namespace holding only a loopback interface (both the session's, joined, where
+# the process may join them), and a mount namespace of its own for the masks.
 
 
 class Bind(NamedTuple):
@@ -333,7 +334,8 @@ class ChildPlan(NamedTuple):
     """Everything ``enter`` needs, as plain picklable data: it may run in a process the
     daemon did not fork (the spawner's), so no fds or objects of the daemon's."""
 
-    isolated: bool  # created in fresh namespaces (``UNSHARE_FLAGS``); else Landlock only
+    isolated: bool  # in namespaces (the session's, or its own); else Landlock only
+    join: tuple[str, str] | None  # the session's user and network namespace files
     abi: int
     writable: tuple[str, ...]  # directory trees where everything is allowed
     devices: tuple[str, ...]  # files that may be written (/dev/null ...)
@@ -357,14 +359,13 @@ def mount_flags(path: str) -> int:
     return sum(ms for st, ms in _ST_TO_MS if f & st)
 
 
-def unshare_and_enter(plan: ChildPlan) -> None:
-    """For a spawn that creates no namespaces itself (``preexec_fn``): make ours, map the
-    user to itself, then ``enter``."""
-    if not plan.isolated:
-        enter(plan)
-        return
+def _own_namespaces(mount: bool) -> None:
+    """A user, network (and mount) namespace of the call's own, the user mapped to itself."""
+    flags = _CLONE_NEWNET | (_CLONE_NEWNS if mount else 0)
     uid, gid = os.getuid(), os.getgid()
-    if _unshare(UNSHARE_FLAGS) != 0:
+    # Always with a user namespace, even when privileged: a root daemon's call must not
+    # keep capabilities over the host.
+    if _unshare(_CLONE_NEWUSER | flags) != 0:
         _fail("unshare")
     for name, text in (
         ("setgroups", "deny"),
@@ -376,24 +377,52 @@ def unshare_and_enter(plan: ChildPlan) -> None:
             os.write(fd, text.encode())
         finally:
             os.close(fd)
-    enter(plan)
+
+
+def _join(paths: tuple[str, str]) -> bool:
+    """Join the session's user and network namespaces; False when this process may not
+    (it is in a user namespace of its own already), and nothing has changed."""
+    fds = []
+    try:
+        for path in paths:
+            fds.append(os.open(path, os.O_RDONLY | os.O_CLOEXEC))
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        return False
+    try:
+        if _setns(fds[0], _CLONE_NEWUSER) != 0:
+            return False
+        if _setns(fds[1], _CLONE_NEWNET) != 0:
+            _fail("setns(net)")  # in the session's user namespace: this cannot be refused
+        return True
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def enter(plan: ChildPlan) -> None:
-    """In the child, inside fresh user, network and mount namespaces, just before exec:
-    bring up loopback (and hand the proxy a listener on it), mount the masks, then restrict
-    itself with no_new_privs, seccomp and Landlock (which also forbids any later mount or
-    umount, so the masks stay). Raises OSError on any failure: the call then fails rather
-    than run unprotected."""
+    """In the child just before exec: join the session's user and network namespaces (or,
+    where that is not allowed, make a network namespace of its own, bring up its loopback
+    and hand the proxy a listener on it), take a mount namespace and mount the masks, then
+    restrict itself with no_new_privs, seccomp and Landlock (which also forbids any later
+    mount or umount, so the masks stay). Raises OSError on any failure: the call then fails
+    rather than run unprotected."""
     if plan.isolated:
-        _loopback_up()
-    if plan.proxy is not None:
-        _hand_over_listener(*plan.proxy)
+        if plan.join is not None and _join(plan.join):
+            if plan.binds and _unshare(_CLONE_NEWNS) != 0:
+                _fail("unshare(mount)")
+        else:
+            _own_namespaces(mount=bool(plan.binds))
+            _loopback_up()
+            if plan.proxy is not None:
+                _hand_over_listener(*plan.proxy)
     if plan.binds:
         if _mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
             _fail("mount(private)")
         for bind in plan.binds:
             _bind(bind)
+    _drop_capabilities()
     if _prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         _fail("prctl(no_new_privs)")
     if plan.seccomp is not None:
@@ -408,6 +437,16 @@ def enter(plan: ChildPlan) -> None:
             _fail("landlock_restrict_self")
     finally:
         os.close(ruleset)
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding and ambient sets: a root daemon's command (or root inside the user
+    namespace) gets no capability at exec. Without privilege there is nothing to drop and
+    the calls fail harmlessly."""
+    for cap in range(64):
+        if _prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:
+            break  # past the last capability this kernel knows
+    _prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 
 
 def _loopback_up() -> None:

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import logging
 import os
-import platform
 import re
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -58,7 +58,7 @@ class SandboxStatus:
     """What ``ready`` says about the sandbox."""
 
     enabled: bool
-    mechanism: str  # "landlock+namespaces", "landlock", "none"
+    mechanism: str  # "landlock+namespaces", "landlock", "bubblewrap", "none"
     network: str  # "blocked", "proxy", "unrestricted"
     enforced: tuple[str, ...] = ()
     not_enforced: tuple[str, ...] = ()
@@ -73,6 +73,7 @@ class _Built:
     env: dict[str, str]
     proxy: Any = None  # proxy.DomainProxy
     proxy_port: int = 0
+    netns: Any = None  # netns.NetNamespace: the session's, kept open by its fds
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +82,11 @@ class Spawn:
     child inside them (module-level, picklable arguments) and the environment."""
 
     unshare_flags: int
-    pre_exec: Callable[..., None]
+    pre_exec: Callable[..., None] | None
     pre_exec_args: tuple[Any, ...]
     env: dict[str, str]
     token: bytes  # give back with ``Sandbox.release`` when the call is over
+    argv_prefix: tuple[str, ...] = ()  # bubblewrap's command line, when that is the mechanism
 
 
 @dataclass(slots=True)
@@ -103,6 +105,10 @@ class Sandbox:
     abi: int = 0
     userns: bool = False
     explicit: bool = False  # the settings enabled it (`sandbox.enabled: true`, trusted)
+    bwrap: str | None = None  # bubblewrap's path: the mechanism where Landlock is missing
+    # Each call makes its own network namespace even where it could join the session's
+    # (STDIO_EXECUTOR_SANDBOX_DISABLE=join: how the tests reach that path as root).
+    no_join: bool = False
     _built: _Built | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _failed: str | None = None
@@ -160,6 +166,8 @@ class Sandbox:
         """The additions for one sandboxed call; ``prepare`` must have run."""
         built = self._built
         assert built is not None
+        if self.bwrap is not None:
+            return Spawn(0, None, (), built.env, b"", self._bwrap_argv())
         from . import kernel
 
         plan = built.plan
@@ -167,17 +175,44 @@ class Sandbox:
         if built.proxy is not None:
             token = os.urandom(16)
             plan = plan._replace(proxy=(built.proxy.control_path, built.proxy_port, token))
-        flags = kernel.UNSHARE_FLAGS if self.userns else 0
-        return Spawn(flags, kernel.enter, (plan,), built.env, token)
+        # Only what exists gets mounted over; with nothing to mount, no mount namespace
+        # (copied on creation, unmounted on exit). A path created between this check and
+        # the spawn is covered from the next call on.
+        binds = tuple(b for b in plan.binds if os.path.lexists(b.target))
+        if len(binds) != len(plan.binds):
+            plan = plan._replace(binds=binds)
+        # No namespaces at clone time: ``enter`` joins the session's where it may, and
+        # makes its own only where it may not (kernel.enter).
+        return Spawn(0, kernel.enter, (plan,), built.env, token)
+
+    def _bwrap_argv(self) -> tuple[str, ...]:
+        """bubblewrap: the root read-only, the writable trees bound writable, masks and
+        read-only control files on top (only those that exist: bwrap cannot mount on a
+        path that is not there), no network, no capabilities."""
+        assert self.bwrap is not None
+        argv = [self.bwrap, "--unshare-user", "--unshare-net", "--cap-drop", "ALL"]
+        argv += ["--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev"]
+        for path in self.writable:
+            if os.path.isdir(path):
+                argv += ["--bind", path, path]
+        for path in self.deny_read:
+            if os.path.isdir(path):
+                argv += ["--tmpfs", path, "--remount-ro", path]
+            elif os.path.lexists(path):
+                argv += ["--ro-bind", "/dev/null", path]
+        for path in self.read_only:
+            if os.path.lexists(path):
+                argv += ["--ro-bind", path, path]
+        return (*argv, "--")
 
     def preexec(self, spawn: Spawn) -> Callable[[], None]:
         """``spawn`` as a ``preexec_fn`` for a spawn that makes no namespaces itself."""
-        from .kernel import unshare_and_enter
+        from .kernel import enter
 
         (plan,) = spawn.pre_exec_args
 
         def setup() -> None:  # runs in the child between fork and exec
-            unshare_and_enter(plan)
+            enter(plan)
 
         return setup
 
@@ -191,6 +226,8 @@ class Sandbox:
         built, self._built = self._built, None
         if built is not None and built.proxy is not None:
             built.proxy.close()
+        if built is not None and built.netns is not None:
+            built.netns.close()
 
     def _build(self) -> _Built:
         from . import kernel
@@ -199,6 +236,8 @@ class Sandbox:
         for path in self.writable:  # the spill dir may not exist yet; Landlock needs it
             if path.startswith(self.mask_dir.removesuffix("-sandbox")):
                 os.makedirs(path, mode=0o700, exist_ok=True)
+        if self.bwrap is not None:
+            return _Built(None, {**os.environ, "TMPDIR": self.tmp_dir})
         empty_dir = os.path.join(self.mask_dir, "empty.d")
         empty_file = os.path.join(self.mask_dir, "empty")
         os.makedirs(empty_dir, mode=0o500, exist_ok=True)
@@ -216,18 +255,28 @@ class Sandbox:
         ]
         env = dict(os.environ)
         env["TMPDIR"] = self.tmp_dir
-        proxy = None
+        proxy = ns = None
         port = 0
-        if self.settings.allowed_domains and self.userns:
+        join = None
+        if self.userns:
+            from .netns import create
+
+            ns = create(listen=bool(self.settings.allowed_domains))
+            # Paths, not fds: the call's process may be the spawner's child, not ours.
+            me = os.getpid()
+            if not self.no_join:
+                join = (f"/proc/{me}/fd/{ns.userns_fd}", f"/proc/{me}/fd/{ns.netns_fd}")
+        if self.settings.allowed_domains and ns is not None and ns.listener is not None:
             from .proxy import DomainProxy
 
             proxy = DomainProxy(
                 os.path.join(self.mask_dir, "proxy.sock"), self.settings.allowed_domains
             )
             proxy.start()
-            # Any port will do inside a fresh namespace; one per session keeps the
-            # environment the same for every call.
-            port = 20000 + int.from_bytes(os.urandom(2), "big") % 40000
+            # The session's namespace has its listener already; a call in a namespace of
+            # its own makes one on the same port there and hands it over.
+            port = ns.proxy_port or 0
+            proxy.serve(b"session", ns.listener)
             url = f"http://127.0.0.1:{port}"
             for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
                 env[name] = env[name.lower()] = url
@@ -238,6 +287,7 @@ class Sandbox:
         seccomp = None if self.settings.allow_all_unix_sockets else kernel.unix_socket_filter()
         plan = kernel.ChildPlan(
             isolated=self.userns,
+            join=join,
             abi=self.abi,
             writable=(*self.writable, "/dev/shm"),
             devices=_DEVICES,
@@ -245,7 +295,7 @@ class Sandbox:
             seccomp=seccomp,
             proxy=None,
         )
-        return _Built(plan, env, proxy, port)
+        return _Built(plan, env, proxy, port, ns)
 
 
 _DEVICES = (
@@ -302,8 +352,8 @@ def build_sandbox(
         )
     if mode == "on" and settings.enabled is False:
         wanted = True  # the host's flag wins over a settings file turning it off
-    if platform.system() != "Linux":
-        reason = f"no sandbox on {platform.system()} yet (only Linux: Landlock + namespaces)"
+    if not sys.platform.startswith("linux"):
+        reason = f"no sandbox on {os.uname().sysname} yet (only Linux: Landlock + namespaces)"
         return _unsupported(settings, workspace, reason, required)
     if not wanted:
         why = "--sandbox off" if mode == "off" else "sandbox.enabled is false in the settings"
@@ -314,11 +364,18 @@ def build_sandbox(
     from .kernel import probe
 
     support = probe(disabled=disabled)
-    if support.landlock_abi == 0 or (required and not support.user_namespaces):
+    bwrap = None
+    if support.landlock_abi == 0 and support.user_namespaces and "bwrap" not in disabled:
+        bwrap = _which("bwrap")
+    if bwrap is None and (support.landlock_abi == 0 or (required and not support.user_namespaces)):
         return _unsupported(settings, workspace, support.problem, required)
     writable = _writable(workspace, spill_dir, tmp_dir, additional_directories, settings)
     deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
     read_only = _read_only(writable, edit_denied, settings)
+    if bwrap is not None:
+        return _bubblewrap(
+            settings, workspace, bwrap, writable, deny_read, read_only, tmp_dir, base, notes
+        )
     enforced = [
         "writes outside the workspace, additionalDirectories, the session temp dir "
         "and sandbox.filesystem.allowWrite (Landlock)"
@@ -373,6 +430,61 @@ def build_sandbox(
         abi=support.landlock_abi,
         userns=support.user_namespaces,
         explicit=settings.enabled is True and settings.enabled_by_trusted,
+        no_join="join" in disabled,
+    )
+
+
+def _which(name: str) -> str | None:
+    import shutil  # only where Landlock is missing: not on the usual start-up path
+
+    return shutil.which(name)
+
+
+def _bubblewrap(
+    settings: SandboxSettings,
+    workspace: str,
+    bwrap: str,
+    writable: tuple[str, ...],
+    deny_read: tuple[str, ...],
+    read_only: tuple[str, ...],
+    tmp_dir: str,
+    base: str,
+    notes: list[str],
+) -> Sandbox:
+    """No Landlock, but bubblewrap is installed: the same file-system promises through its
+    mounts, no network at all (no proxy: the child cannot hand over a listener)."""
+    not_enforced = [*notes, "unix sockets (no seccomp filter under bubblewrap)"]
+    if settings.allowed_domains:
+        not_enforced.append("sandbox.network.allowedDomains: no proxy under bubblewrap")
+    status = SandboxStatus(
+        True,
+        "bubblewrap",
+        "blocked",
+        (
+            "writes outside the workspace, additionalDirectories, the session temp dir and "
+            "sandbox.filesystem.allowWrite (bubblewrap: read-only root, writable binds)",
+            "control files and Edit/denyWrite paths under writable directories are "
+            "read-only (bind mounts)",
+            "Read deny rules and sandbox.filesystem.denyRead (masked by bind mounts)",
+            "network: a namespace with only loopback",
+            "no capabilities (--cap-drop ALL)",
+        ),
+        tuple(not_enforced),
+        settings.held_back,
+        allowed_domains=settings.allowed_domains,
+    )
+    return Sandbox(
+        status,
+        settings,
+        workspace,
+        writable=writable,
+        deny_read=deny_read,
+        read_only=read_only,
+        tmp_dir=tmp_dir,
+        mask_dir=base,
+        userns=True,
+        explicit=settings.enabled is True and settings.enabled_by_trusted,
+        bwrap=bwrap,
     )
 
 

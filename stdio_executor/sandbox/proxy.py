@@ -76,6 +76,10 @@ class DomainProxy:
         self._thread.start()
         self._taker.start()
 
+    def serve(self, token: bytes, listener: socket.socket) -> None:
+        """Serve a listener the daemon holds itself (the session namespace's)."""
+        self._loop.call_soon_threadsafe(self._serve_listener, token, listener)
+
     def release(self, token: bytes) -> None:
         """The call is over: stop serving its listener, so its namespace can go."""
         if not self._closed:

@@ -23,7 +23,7 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal
 
@@ -122,15 +122,17 @@ class JobRegistry:
         tool_use_id: str,
         log_path: str,
         description: str = "",
+        argv_prefix: Sequence[str] = (),
         **spawn: Any,
     ) -> Job:
         """Start ``command`` in the background; ``OSError`` if bash cannot be started.
-        ``spawn``: what the sandbox adds to the spawn (``preexec_fn``, ``env``)."""
+        ``argv_prefix`` and ``spawn``: what the sandbox adds (bubblewrap's command line;
+        ``preexec_fn``, ``env``)."""
         # One open of a new file in the spill directory: no await needed around it.
         with open(log_path, "wb") as log:  # noqa: ASYNC230
             process = await spawn_group(
                 self.processes,
-                ["/bin/bash", "-c", command],
+                [*argv_prefix, "/bin/bash", "-c", command],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

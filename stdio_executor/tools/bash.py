@@ -119,7 +119,7 @@ class BashTool(Tool):
         try:
             process = await spawn_group(
                 registry,
-                ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command],
+                _argv(spawn, ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command]),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
@@ -184,6 +184,7 @@ class BashTool(Tool):
                 description=call.description,
                 # In the sandbox like any Bash call; its proxy listener (if any) lives until
                 # the session ends.
+                argv_prefix=spawn.argv_prefix if spawn is not None else (),
                 **_spawn_kwargs(spawn, ctx),
             )
         except (OSError, subprocess.SubprocessError) as exc:
@@ -223,7 +224,13 @@ async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | No
 def _spawn_kwargs(spawn: Spawn | None, ctx: ToolContext) -> dict[str, Any]:
     if spawn is None or ctx.session.sandbox is None:
         return {}
+    if spawn.pre_exec is None:
+        return {"env": spawn.env}
     return {"preexec_fn": ctx.session.sandbox.preexec(spawn), "env": spawn.env}
+
+
+def _argv(spawn: Spawn | None, argv: list[str]) -> list[str]:
+    return [*spawn.argv_prefix, *argv] if spawn is not None else argv
 
 
 def _release(spawn: Spawn | None, ctx: ToolContext) -> None:

@@ -107,9 +107,12 @@ class TaskOutputTool(Tool):
         job = ctx.session.jobs.get(call.job_id)
         if job is None:
             return tool_error(f"No task found with ID: {call.job_id}")
-        if job.status == "running" and call.block and call.timeout_s > 0:
+        if job.status != "running":
+            return self._report(job, ctx, "success")
+        if call.block and call.timeout_s > 0:
             return None  # waits: a task of its own
-        return self._report(job, ctx, "success" if job.status != "running" else "not_ready")
+        # block with a zero timeout waited its whole (empty) time; no block did not wait.
+        return self._report(job, ctx, "timeout" if call.block else "not_ready")
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Wait = value

@@ -14,6 +14,7 @@ import http.server
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_harness import REPO_ROOT, DaemonProcess, run_daemon, tool_use
+from daemon_harness import REPO_ROOT, DaemonProcess, run_daemon, tool_use, wait_until
 
 from stdio_executor.protocol import PermissionRequest, Ready
 from stdio_executor.sandbox.kernel import probe
@@ -208,9 +209,17 @@ def _fetch_through_proxy(url: str) -> str:
     )
 
 
+@pytest.mark.parametrize("namespace", ["session", "own"])
 def test_an_allowed_domain_passes_through_the_proxy_and_no_other(
-    tmp_path: Path, server: tuple[int, list[str]]
+    tmp_path: Path,
+    server: tuple[int, list[str]],
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Through the session's network namespace (joined) and through one the call makes
+    itself (what a call does when it may not join: a non-root daemon's spawner)."""
+    if namespace == "own":
+        monkeypatch.setenv("STDIO_EXECUTOR_SANDBOX_DISABLE", "join")
     port, hits = server
     (tmp_path / "allowed.py").write_text(_fetch_through_proxy(f"http://localhost:{port}/ok"))
     (tmp_path / "other.py").write_text(_fetch_through_proxy(f"http://127.0.0.1:{port}/no"))
@@ -362,11 +371,11 @@ def _start(tmp_path: Path, *args: str, disable: str) -> subprocess.CompletedProc
 
 
 def test_sandbox_on_fails_start_up_where_the_kernel_cannot_sandbox(tmp_path: Path) -> None:
-    done = _start(tmp_path, "--sandbox", "on", disable="landlock")
+    done = _start(tmp_path, "--sandbox", "on", disable="landlock,bwrap")
     assert done.returncode == 2
     assert done.stdout == b""  # no ready line: nothing runs unprotected
     assert b"sandbox is required but not available: Landlock is disabled" in done.stderr
-    no_userns = _start(tmp_path, "--sandbox", "on", disable="userns")
+    no_userns = _start(tmp_path, "--sandbox", "on", disable="userns,bwrap")
     assert no_userns.returncode == 2 and b"user namespaces are disabled" in no_userns.stderr
 
 
@@ -374,13 +383,16 @@ def test_settings_that_require_the_sandbox_fail_start_up_where_it_is_missing(
     tmp_path: Path,
 ) -> None:
     done = _start(
-        tmp_path, "--settings", settings(enabled=True, failIfUnavailable=True), disable="landlock"
+        tmp_path,
+        "--settings",
+        settings(enabled=True, failIfUnavailable=True),
+        disable="landlock,bwrap",
     )
     assert done.returncode == 2 and b"sandbox is required" in done.stderr
 
 
 def test_auto_says_in_ready_that_nothing_is_sandboxed_where_unsupported(tmp_path: Path) -> None:
-    done = _start(tmp_path, disable="landlock")
+    done = _start(tmp_path, disable="landlock,bwrap")
     assert done.returncode == 0
     ready = json.loads(done.stdout.splitlines()[0])
     assert ready["type"] == "ready"
@@ -400,5 +412,64 @@ def test_landlock_alone_confines_writes_and_says_the_network_is_open(
         assert isinstance(d.ready(), Ready) and info is not None
         assert info.mechanism == "landlock" and info.network == "unrestricted"
         assert any("network" in n for n in info.not_enforced)
-        bash(d, "w", f"echo x > {outside}/f; echo y > g")
+        out, _ = bash(d, "w", f"echo x > {outside}/f; echo y > g; grep CapEff /proc/self/status")
     assert not (outside / "f").exists() and (tmp_path / "g").exists()
+    assert "CapEff:\t0000000000000000" in out  # not even a root daemon's command keeps any
+
+
+def test_additional_directories_and_allow_write_are_writable(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    extra, allowed, other = (tmp_path_factory.mktemp(n) for n in ("extra", "allowed", "other"))
+    config = json.dumps(
+        {
+            "permissions": {
+                "defaultMode": "bypassPermissions",
+                "additionalDirectories": [str(extra)],
+            },
+            "sandbox": {"filesystem": {"allowWrite": [f"/{allowed}"]}},
+        }
+    )
+    with run_daemon(tmp_path, "--settings", config) as d:
+        bash(d, "w", f"touch {extra}/a {allowed}/b {other}/c; true")
+    assert (extra / "a").exists() and (allowed / "b").exists()
+    assert not (other / "c").exists()
+
+
+def test_background_bash_runs_in_the_sandbox_too(tmp_path: Path, outside: Path) -> None:
+    with run_daemon(tmp_path) as d:
+        out, is_error = bash(
+            d,
+            "bg",
+            f"echo x > {outside}/bg.txt; echo y > inside-bg.txt",
+            run_in_background=True,
+        )
+        assert not is_error, out
+        assert wait_until(lambda: (tmp_path / "inside-bg.txt").exists(), timeout=10)
+    assert not (outside / "bg.txt").exists()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+def test_bubblewrap_takes_over_where_landlock_is_missing(tmp_path: Path, outside: Path) -> None:
+    (tmp_path / ".env").write_text("API_KEY=hunter2\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("[core]\n")
+    config = json.dumps(
+        {"permissions": {"deny": ["Read(./.env)"], "defaultMode": "bypassPermissions"}}
+    )
+    with contextlib.ExitStack() as stack:
+        os.environ["STDIO_EXECUTOR_SANDBOX_DISABLE"] = "landlock"
+        stack.callback(os.environ.pop, "STDIO_EXECUTOR_SANDBOX_DISABLE", None)
+        d = stack.enter_context(run_daemon(tmp_path, "--settings", config))
+        info = d.ready().sandbox
+        assert info is not None and info.mechanism == "bubblewrap" and info.network == "blocked"
+        out, _ = bash(
+            d,
+            "b",
+            f"echo x > {outside}/f; echo y > g; cat .env; echo evil >> .git/config; "
+            f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', 9), 2)\"",
+        )
+    assert not (outside / "f").exists() and (tmp_path / "g").exists()
+    assert "hunter2" not in out
+    assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
+    assert "Network is unreachable" in out or "Connection refused" in out

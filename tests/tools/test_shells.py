@@ -160,6 +160,8 @@ def test_task_output_waits_times_out_or_does_not_wait(tmp_path: Path) -> None:
         )
         now = _call(daemon, "t2", "TaskOutput", {"task_id": "bash_1", "block": False})
         assert str(now.content).startswith("<retrieval_status>not_ready</retrieval_status>")
+        zero = _call(daemon, "t0", "TaskOutput", {"task_id": "bash_1", "timeout": 0})
+        assert str(zero.content).startswith("<retrieval_status>timeout</retrieval_status>")
         stopped = _call(daemon, "s1", "TaskStop", {"task_id": "bash_1"})
         assert json.loads(str(stopped.content)) == {
             "message": "Successfully stopped task: bash_1 (echo hi; sleep 60)",

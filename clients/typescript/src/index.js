@@ -63,6 +63,7 @@ const KNOWN_EVENTS = new Set([
   "job_started",
   "job_exited",
   "jobs",
+  "todos",
 ]);
 
 /** The daemon refused a request (an `error` event, in `.event`), or it is gone. */

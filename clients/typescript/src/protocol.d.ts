@@ -1,6 +1,6 @@
 // Generated from protocol/schema.json (protocol version 1) by
 // clients/typescript/scripts/generate.mjs. Do not edit by hand: run `npm run generate`.
-// schema.json sha256: be0a3595a8c330eb2fb6ed77dc7ef3632b5026e44165eb1c28ef4b93ba4c897d
+// schema.json sha256: 6a26217df9e06306e0f42e2e9873f5bc79ceef71af72675bfc4316214669af51
 
 /**
  * NDJSON over stdio. Each line the host writes is a Command; each line the daemon writes is an Event. Both are tagged unions on `type`.
@@ -190,7 +190,7 @@ export interface Limits {
  */
 export interface SandboxInfo {
   enabled: boolean;
-  mechanism: "landlock" | "landlock+namespaces" | "none";
+  mechanism: "bubblewrap" | "landlock" | "landlock+namespaces" | "none";
   network: "blocked" | "proxy" | "unrestricted";
   enforced: string[];
   not_enforced: string[];
