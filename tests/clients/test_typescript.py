@@ -1,15 +1,21 @@
-"""The TypeScript client's generated types are current with protocol/schema.json. This runs
-without Node: the generator writes the schema's hash into the file's banner, so a schema
-change that was not followed by `npm run generate` fails here, in the Python suite every
-helper runs. (The client itself is tested by `npm test` in clients/typescript, run by
-.ci/run.)"""
+"""The TypeScript client in the Python suite every helper runs: its generated types are current
+with protocol/schema.json (checked without Node: the generator writes the schema's hash into
+the file's banner), its event list matches the schema, its docs' commands are run somewhere,
+and its own tests pass against this daemon (they run again, with the README snippets
+type-checked, by `npm test` in .ci/run)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CLIENT = REPO_ROOT / "clients" / "typescript"
@@ -84,3 +90,24 @@ def test_every_shell_command_of_the_client_docs_is_run() -> None:
         assert command in COVERED, f"not run by any test: {command!r}"
         where, proof = COVERED[command]
         assert proof in (REPO_ROOT / where).read_text(), f"{where} does not run {command!r}"
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (.ci/run fails)")
+def test_the_client_tests_pass_against_this_daemon() -> None:
+    # The client's own tests (node --test; they need no npm packages) run here too, so that
+    # a daemon change that breaks the TypeScript client fails the suite every helper runs.
+    # .ci/run also runs them through `npm test`, with the README snippets type-checked.
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+    env["STDIO_EXECUTOR"] = json.dumps([sys.executable, "-m", "stdio_executor"])
+    out = subprocess.run(
+        ["node", "--test", "--test-reporter=tap", "test/client.test.js"],
+        cwd=CLIENT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+    assert re.search(r"^# pass [1-9]", out.stdout, re.MULTILINE), out.stdout[-2000:]
+    assert re.search(r"^# fail 0$", out.stdout, re.MULTILINE)

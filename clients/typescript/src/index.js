@@ -64,6 +64,7 @@ const KNOWN_EVENTS = new Set([
   "job_exited",
   "jobs",
   "todos",
+  "workspace_trusted",
 ]);
 
 /** The daemon refused a request (an `error` event, in `.event`), or it is gone. */
@@ -162,6 +163,7 @@ export class TurnResult {
 }
 
 /**
+ * @internal
  * @template T
  * @typedef {object} Waiter
  * @property {string} kind the event type that answers
@@ -184,23 +186,25 @@ export class Client {
       env: options.env,
       stdio: ["pipe", "pipe", options.stderr ?? "inherit"],
     });
-    /** @type {Ready | null} */
+    /** @private @type {Ready | null} */
     this._ready = null;
-    /** @type {ToolDefinition[]} */
+    /** @private @type {ToolDefinition[]} */
     this._tools = [];
+    /** @private */
     this._ids = 0;
+    /** @private */
     this._closed = false;
-    /** @type {Map<string, Waiter<any>>} */
+    /** @private @type {Map<string, Waiter<any>>} */
     this._waiters = new Map();
-    /** @type {Map<number, ToolResult[]>} results by turn, until a later turn is drained */
+    /** @private @type {Map<number, ToolResult[]>} results by turn, until a later turn is drained */
     this._results = new Map();
-    /** @type {Map<string, HostToolHandler>} */
+    /** @private @type {Map<string, HostToolHandler>} */
     this._handlers = new Map();
-    /** @type {Map<string, AbortController>} running host tool calls by tool_use_id */
+    /** @private @type {Map<string, AbortController>} running host tool calls by tool_use_id */
     this._calls = new Map();
-    /** @type {Map<string, AbortController>} open permission requests by request_id */
+    /** @private @type {Map<string, AbortController>} open permission requests by request_id */
     this._asks = new Map();
-    /** @type {Set<(event: Event) => void>} */
+    /** @private @type {Set<(event: Event) => void>} */
     this._listeners = new Set();
     for (const tool of options.tools ?? []) this._handlers.set(tool.definition.name, tool.handler);
 
@@ -208,7 +212,7 @@ export class Client {
     this.exited = new Promise((resolve) => {
       this.process.on("close", (code) => resolve(code));
     });
-    /** @type {Promise<Ready>} */
+    /** @private @type {Promise<Ready>} */
     this._readyPromise = new Promise((resolve, reject) => {
       this._waiters.set("", { kind: "ready", resolve, reject });
     });
@@ -399,6 +403,7 @@ export class Client {
   /**
    * @param {HostToolDefinition} definition
    * @returns {Promise<ToolsChanged>}
+   * @private
    */
   _register(definition) {
     return this._request(
@@ -413,6 +418,7 @@ export class Client {
    * @param {(requestId: string) => Command} make
    * @param {string} kind
    * @returns {Promise<any>}
+   * @private
    */
   _request(make, kind) {
     const id = `ts-${++this._ids}`;
@@ -425,7 +431,7 @@ export class Client {
     });
   }
 
-  /** @param {string} line */
+  /** @private @param {string} line */
   _onLine(line) {
     /** @type {Event} */
     let event;
@@ -476,7 +482,7 @@ export class Client {
     for (const listener of this._listeners) listener(event);
   }
 
-  /** @param {string} id @param {Event} event */
+  /** @private @param {string} id @param {Event} event */
   _settle(id, event) {
     const waiter = this._waiters.get(id);
     if (waiter === undefined) return;
@@ -490,14 +496,14 @@ export class Client {
     }
   }
 
-  /** @param {Error} error */
+  /** @private @param {Error} error */
   _gone(error) {
     for (const waiter of this._waiters.values()) waiter.reject(error);
     this._waiters.clear();
     for (const controller of [...this._calls.values(), ...this._asks.values()]) controller.abort();
   }
 
-  /** @param {ToolCall} call */
+  /** @private @param {ToolCall} call */
   async _serveCall(call) {
     const controller = new AbortController();
     this._calls.set(call.tool_use_id, controller);
@@ -529,7 +535,7 @@ export class Client {
     if (!controller.signal.aborted) await this.send(output).catch(() => {});
   }
 
-  /** @param {PermissionRequest} request */
+  /** @private @param {PermissionRequest} request */
   async _answer(request) {
     const controller = new AbortController();
     this._asks.set(request.request_id, controller);

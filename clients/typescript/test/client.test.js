@@ -136,14 +136,16 @@ test("host tools are served by functions, with progress and error results", TIME
   ]);
   assert.deepEqual(progress[0], { kind: "note", text: "looking up ndjson" });
 
-  // Registered on a running client; a name a built-in has is refused.
+  // Registered on a running client.
   const changed = await client.registerTool({ name: "shout", input_schema: { type: "object" }, read_only: true }, async (input) =>
     JSON.stringify(input).toUpperCase(),
   );
   assert.deepEqual(changed.added, ["shout"]);
   const shout = await client.runTurn([{ id: "s", name: "shout", input: { a: "b" } }]);
   assert.equal(shout.results[0].content, '{"A":"B"}');
-  await assert.rejects(client.registerTool({ name: "Bash" }, async () => ""), (error) => {
+  // A full definition under a built-in's name is refused (only a name-only one takes it over).
+  const readAgain = { name: "Read", description: "mine", input_schema: { type: "object" } };
+  await assert.rejects(client.registerTool(readAgain, async () => ""), (error) => {
     assert.ok(error instanceof ClientError);
     assert.equal(error.event?.code, "invalid_tool_definition");
     return true;
