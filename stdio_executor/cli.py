@@ -20,7 +20,7 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import DEFAULT_MAX_LINE_BYTES, Config
@@ -223,6 +223,13 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         "tools run, anything else asks the host with permission_request)",
     )
     d.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="trust the workspace at once: its .claude/settings*.json apply in full and its "
+        ".mcp.json servers start (default: they only narrow permissions until the host sends "
+        "trust_workspace; docs/permissions.md)",
+    )
+    d.add_argument(
         "--no-prompt",
         action="store_true",
         help="never ask the host: what would be asked is denied (e.g. replaying fixtures)",
@@ -306,6 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings=tuple(args.settings),
         permission_mode=args.permission_mode,
         no_prompt=args.no_prompt,
+        trust_workspace=args.trust_workspace,
         permission_timeout=args.permission_timeout,
         host_tool_files=tuple(args.host_tools),
         host_builtins=tuple(t for t in (args.host_builtins or "").split(",") if t),
@@ -331,13 +339,13 @@ def _serve(config: Config) -> int:
     external = _external_tools(config, registry)
     if external is None:
         return EXIT_USAGE
-    host, mcp_servers = external
+    host, mcp_servers, held_mcp = external
     try:
         permission_settings = _permission_settings(config)
         sandbox = _sandbox(config, permission_settings)
     except _BadSettings:
         return EXIT_USAGE
-    first = [_ready_line(config, registry, sandbox)]
+    first = [_ready_line(config, registry, sandbox, permission_settings, held_mcp)]
     journal = None
     if config.journal:
         try:
@@ -385,6 +393,7 @@ def _serve(config: Config) -> int:
         journal=journal,
         host=host,
         mcp_servers=mcp_servers,
+        held_mcp_servers=held_mcp,
     )
     try:
         return anyio.run(daemon.run)
@@ -402,9 +411,10 @@ def _serve(config: Config) -> int:
 
 def _external_tools(
     config: Config, registry: ToolRegistry
-) -> tuple[HostBridge | None, list[McpServerConfig]] | None:
-    """Host tools from --tools files (they go into ``ready``) and the MCP servers to start
-    after it; None (exit 2) for a file that cannot be used. Only cheap checks happen here:
+) -> tuple[HostBridge | None, list[McpServerConfig], list[McpServerConfig]] | None:
+    """Host tools from --tools files (they go into ``ready``), the MCP servers to start
+    after it, and the workspace's own servers held back until the host trusts the
+    workspace; None (exit 2) for a file that cannot be used. Only cheap checks happen here:
     JSON Schemas are checked after ``ready`` (jsonschema is slow to import)."""
     host = None
     if config.host_builtins:
@@ -458,6 +468,7 @@ def _external_tools(
     if not config.strict_mcp_config and os.path.isfile(own):
         paths.insert(0, own)
     servers: dict[str, McpServerConfig] = {}
+    held: list[McpServerConfig] = []
     if paths:
         from .tools.mcp import McpConfigError, load_mcp_config
 
@@ -470,11 +481,21 @@ def _external_tools(
                     continue
                 sys.stderr.write(f"stdio-executor: --mcp-config {exc}\n")
                 return None
+            if path == own and not config.trust_workspace:
+                held = list(found)
+                continue  # a cloned repository's servers wait for trust_workspace
             servers.update((server.name, server) for server in found)
-    return host, list(servers.values())
+    held = [s for s in held if s.name not in servers]
+    return host, list(servers.values()), held
 
 
-def _ready_line(config: Config, registry: ToolRegistry, sandbox: Sandbox | None) -> bytes:
+def _ready_line(
+    config: Config,
+    registry: ToolRegistry,
+    sandbox: Sandbox | None,
+    settings: Settings | None = None,
+    held_mcp: Sequence[McpServerConfig] = (),
+) -> bytes:
     from .protocol import PROTOCOL_VERSION, Limits, Ready, ToolDefinition, ToolInfo, encode_event
     from .protocol.messages import SandboxInfo
 
@@ -504,6 +525,7 @@ def _ready_line(config: Config, registry: ToolRegistry, sandbox: Sandbox | None)
             max_concurrency=config.max_concurrency,
             result_order=config.result_order,
         ),
+        workspace_trust=_workspace_trust(config, settings, held_mcp),
         sandbox=None
         if sandbox is None
         else SandboxInfo(
@@ -518,6 +540,21 @@ def _ready_line(config: Config, registry: ToolRegistry, sandbox: Sandbox | None)
         ),
     )
     return encode_event(ready)
+
+
+def _workspace_trust(
+    config: Config, settings: Settings | None, held_mcp: Sequence[McpServerConfig]
+) -> Any:
+    """What ``ready`` says about workspace trust (imports the trust module only when a
+    workspace file exists, to keep start-up lean)."""
+    from .protocol import WorkspaceTrust
+
+    if config.trust_workspace or (settings is None and not held_mcp):
+        return WorkspaceTrust(trusted=config.trust_workspace)
+    from .permissions.trust import workspace_trust
+
+    held = settings.held_back if settings is not None else None
+    return workspace_trust(False, held, [s.name for s in held_mcp])
 
 
 def _open_journal(config: Config) -> tuple[Journal, list[bytes]]:
@@ -570,8 +607,7 @@ def _permission_settings(config: Config) -> Settings | None:
             config.workspace,
             config.settings,
             ignore_case=case_insensitive(config.workspace),
-            # Until the host trusts the workspace, its own files may only tighten the sandbox.
-            trust_workspace=getattr(config, "trust_workspace", False),
+            trust_workspace=config.trust_workspace,
         )
     except SettingsError as exc:
         sys.stderr.write(f"stdio-executor: bad settings: {exc}\n")
@@ -627,6 +663,10 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         ignore_case=case_insensitive(config.workspace),
         sandbox=session.sandbox,
     )
+    for tool in ("Grep", "Glob", "LS"):  # deny rules also filter what searches return
+        hidden = gate.policy.hidden_files(tool)
+        if hidden is not None:
+            session.hidden[tool] = hidden
     threading.Thread(target=gate.warm, name="warm-permissions", daemon=True).start()
     return gate
 

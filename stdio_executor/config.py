@@ -33,6 +33,8 @@ class Config:
     settings: tuple[str, ...] = ()  # --settings PATH|JSON (may repeat), after .claude/*.json
     permission_mode: str | None = None  # --permission-mode: overrides defaultMode
     no_prompt: bool = False  # --no-prompt: every ask is a deny
+    # --trust-workspace: the workspace's own settings and .mcp.json apply in full at once
+    trust_workspace: bool = False
     permission_timeout: float | None = None  # --permission-timeout: unanswered asks deny
     host_tool_files: tuple[str, ...] = ()  # --tools FILE (may repeat)
     host_builtins: tuple[str, ...] = ()  # --host-builtins: Claude Code tools the host serves

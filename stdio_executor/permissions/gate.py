@@ -96,6 +96,11 @@ class Gate:
             request_id=response.request_id,
         )
 
+    def trust(self) -> Any:
+        """The host trusts the workspace (``trust_workspace``): held-back settings take
+        effect. Returns what was held back (``settings.HeldBack``), or None."""
+        return None
+
     def on_interrupt(self, reason: str) -> None:
         """An ``interrupt`` arrived: pending asks are void (the user moved on)."""
 

@@ -5,7 +5,10 @@ Owns: the order in which a call is judged (SPEC section 6), Claude Code's:
 1. a deny rule that matches -> deny (nothing overrides it: not a mode, a hook or the host);
 2. ``plan`` mode and the call is not read-only -> deny;
 3. an ask rule that matches, or a Bash command that could not be checked against a deny or
-   ask rule because part of it is only known when it runs -> ask;
+   ask rule because part of it is only known when it runs -> ask; a write to a control file
+   (``protected``: ``.git/``, ``.claude/``, shell start-up files ...) by a tool that edits
+   a path, or by a Bash line that visibly writes one -> ask, in every mode but
+   ``bypassPermissions`` (a hook's allow cannot skip it);
 4. a file tool whose path, resolved (``..``, symlinks, case), lies outside the workspace and
    ``additionalDirectories`` (and, for reading tools, the spill directory), unless an allow
    rule names the resolved path -> ask (deny in ``dontAsk`` and ``bypassPermissions``);
@@ -13,6 +16,11 @@ Owns: the order in which a call is judged (SPEC section 6), Claude Code's:
 6. the mode: ``bypassPermissions`` runs everything, read-only calls run, ``acceptEdits`` runs
    the tools that edit files (``file_access == "edit"``: Edit, Write, MultiEdit, NotebookEdit),
    ``plan`` denies, ``dontAsk`` denies, ``default`` and ``acceptEdits`` ask.
+
+File deny rules also match the file's identity: a hard link to a file a rule names is that
+file (``hidden``). Tools are told apart by facts, not names: a tool says whether it reads or
+edits a path and which input field names it (``ToolSpec.file_access``, ``path_field``); Edit
+rules, ``acceptEdits`` and the control-file check apply to every tool that edits.
 
 In ``dontAsk`` mode every ask becomes a deny (the gate does that after hooks had their say).
 Bash is not confined to the workspace (its ``cd`` may leave it; SPEC section 9), but a ``cd``
@@ -29,11 +37,16 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .bash_syntax import analyze, split_simple_commands
+from .hidden import HiddenFiles
+from .protected import hook_scripts, protected
+from .readonly import is_read_only
 from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
 from .settings import Settings
 from .shell import ParsedCommand, SimpleCommand, parse
 
-__all__ = ["Decision", "Facts", "Policy", "has_assignment_prefix"]
+__all__ = ["DONT_ASK_REASON", "Decision", "Facts", "Policy", "has_assignment_prefix"]
+
+DONT_ASK_REASON = "dontAsk mode: no rule allows it"
 
 Kind = Literal["allow", "ask", "deny"]
 
@@ -97,6 +110,8 @@ class Policy:
     ) -> None:
         self.mode = mode
         self.settings = settings
+        self.spill_dir = spill_dir
+        self.ignore_case = ignore_case
         self._ignore_case = ignore_case
         roots = [workspace, *settings.additional_directories]
         self._roots = tuple(self._real(r) for r in roots)
@@ -105,6 +120,13 @@ class Policy:
         self.uses_shell_parser = any(
             r.bash is not None for r in (*settings.allow, *settings.deny, *settings.ask)
         )
+        self._workspace = workspace
+        # Hook scripts are protected whether or not the hooks run yet (an untrusted
+        # workspace's hooks are held back, and become real on trust).
+        hooks = (settings.pending or settings).hooks
+        commands = [h.command for g in hooks.pre_tool_use for h in g.hooks]
+        commands += [h.command for g in hooks.post_tool_use for h in g.hooks]
+        self.hook_files = hook_scripts(commands, workspace)
 
     # ----------------------------------------------------------------------- decisions
 
@@ -138,7 +160,7 @@ class Policy:
             return self._denied_by(facts, rule) if rule else None
         if facts.file_access is not None or facts.name in PATH_TOOLS:
             for target in self._targets(facts):
-                rule = self._path_rule(deny, target, either=True)
+                rule = self._path_rule(deny, target, either=True) or self._same_file(deny, target)
                 if rule is not None:
                     return self._denied_by(facts, rule, target.given)
             return None
@@ -173,6 +195,13 @@ class Policy:
                 "part of it is only known when it runs",
                 firm=True,
             )
+        # Only where something could let the command run without asking (an allow rule, a
+        # hook's allow) is it worth parsing for writes to control files.
+        could_run = bool(allow) or bool(self.settings.hooks.pre(facts.name))
+        if could_run and self.mode != "bypassPermissions" and not facts.read_only:
+            why = self._bash_protected(command, parsed, facts.cwd)
+            if why is not None:
+                return Decision("ask", why, firm=True)
         if allow:
             used, _why = bash_allowed(command, parsed, allow, self._harmless(facts.cwd))
             if used:
@@ -189,6 +218,8 @@ class Policy:
         targets = self._targets(facts)
         for target in targets:
             rule = self._path_rule(deny, target, either=True)
+            if rule is None:
+                rule = self._same_file(deny, target)
             if rule is not None:
                 return self._denied_by(facts, rule, target.given)
         if self.mode == "plan" and not facts.read_only:
@@ -197,6 +228,11 @@ class Policy:
             rule = self._path_rule(ask, target, either=True)
             if rule is not None:
                 return Decision("ask", f"ask rule {rule.describe()}", firm=True)
+        if facts.file_access == "edit" and self.mode != "bypassPermissions":
+            for target in targets:
+                why = self._protected(target, allow)
+                if why is not None:
+                    return Decision("ask", why, firm=True)
         roots = self._read_roots if facts.file_access == "read" else self._roots
         for target in targets:
             if self._inside(target.resolved, roots):
@@ -230,11 +266,9 @@ class Policy:
         if self.mode == "plan":
             return self._plan(facts)
         if self.mode == "dontAsk":
-            return Decision(
-                "deny",
-                f"Permission to use {facts.name} has been denied: no rule allows it, and "
-                "dontAsk mode denies whatever no rule allows.",
-            )
+            # An ask that the gate turns into a denial after hooks had their say: a
+            # PreToolUse hook's "allow" skips it, as in every other mode.
+            return Decision("ask", DONT_ASK_REASON)
         if facts.rule_content is not None:  # WebFetch: what an allow rule would have to name
             needs = f"{facts.name} needs permission for {facts.rule_content}"
             return Decision("ask", f"{self.mode} mode: {needs}")
@@ -257,6 +291,75 @@ class Policy:
         )
 
     # --------------------------------------------------------------------------- helpers
+
+    def _bash_protected(self, command: str, parsed: ParsedCommand | None, cwd: str) -> str | None:
+        """Why a command line that visibly writes a control file needs approval: output
+        redirected into one, a command (not read-only) naming one as an operand
+        (``cp x .git/hooks/pre-commit``, ``sed -i ... .bashrc``, ``cd .git``), or
+        ``git config`` setting a value."""
+        if parsed is None:
+            parsed = self._parse(command)
+        paths = [t for t in parsed.targets if t]
+        for simple in parsed.commands:
+            argv = simple.argv() or [w.text for w in simple.words if w.text is not None]
+            if not argv or is_read_only(argv):
+                continue
+            if os.path.basename(argv[0]) == "git" and _git_config_write(argv[1:]):
+                return "git config changes the repository's settings (hooks, pagers, aliases)"
+            for word in argv[1:]:
+                value = word.partition("=")[2] if word.startswith("-") or "=" in word else word
+                if value:
+                    paths.append(value)
+        for given in paths:
+            try:
+                lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(given)))
+            except ValueError:
+                continue
+            for path in (lexical, self._real(lexical)):
+                why = path and protected(path, self.hook_files, ignore_case=self._ignore_case)
+                if why:
+                    return why
+        return None
+
+    def hidden_files(self, tool: str) -> HiddenFiles | None:
+        """The filter a searching tool applies to its results: the deny rules over paths
+        that name it (None when there are none, so the tool pays nothing)."""
+        # Every searching tool reads: Read rules cover it (``file_access == "read"``).
+        deny = [r for r in self.settings.deny if r.path is not None and r.names(tool, (), "read")]
+        return HiddenFiles(deny) if deny else None
+
+    def _same_file(self, deny: Sequence[Rule], target: _Target) -> Rule | None:
+        """The deny rule naming the target's file under another name (a hard link)."""
+        rules = [r for r in deny if r.path is not None]
+        if not rules or target.resolved is None:
+            return None
+        try:
+            st = os.stat(target.resolved)
+        except OSError:
+            return None
+        if st.st_nlink <= 1:
+            return None
+        for rule in rules:
+            if HiddenFiles([rule]).same_as_denied(st):
+                return rule
+        return None
+
+    def _protected(self, target: _Target, allow: Sequence[Rule]) -> str | None:
+        """Why writing this target needs approval in every mode but bypassPermissions: it
+        is a control file (``protected``). An allow rule that names the control path
+        itself (``Edit(.husky/**)``) is the user's specific grant."""
+        for path in (target.lexical, target.resolved):
+            if path is None:
+                continue
+            why = protected(path, self.hook_files, ignore_case=self._ignore_case)
+            if why is None:
+                continue
+            granted = any(
+                r.path is not None and self._matches(r, path) and _names_control(r, path)
+                for r in allow
+            )
+            return None if granted else why
+        return None
 
     def _rules(self, facts: Facts) -> tuple[tuple[Rule, ...], ...]:
         cached = self._by_tool.get(facts.name)
@@ -393,3 +496,38 @@ def _glob_root(base: str, pattern: str) -> str:
     else:
         literal = literal[:-1]  # no wildcard at all: the last segment is the file
     return os.path.normpath(os.path.join(base, *literal)) if literal else base
+
+
+def _names_control(rule: Rule, path: str) -> bool:
+    """Whether an allow rule's specifier spells out the control file or folder it allows
+    (a specific grant), rather than reaching it with a wildcard (``Edit(**)``)."""
+    spec = rule.specifier or ""
+    return any(part and part.startswith(".") and part in spec for part in path.split("/"))
+
+
+_GIT_CONFIG_READS = frozenset(
+    {
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--list",
+        "-l",
+        "--get-color",
+        "--get-colorbool",
+        "get",
+        "list",
+    }
+)
+
+
+def _git_config_write(args: Sequence[str]) -> bool:
+    """Whether ``git ARGS`` is a ``git config`` that may set something."""
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        option = rest.pop(0)
+        if option in ("-C", "-c", "--git-dir", "--work-tree") and rest:
+            rest.pop(0)
+    if not rest or rest[0] != "config":
+        return False
+    return not any(a in _GIT_CONFIG_READS for a in rest[1:])

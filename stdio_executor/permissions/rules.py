@@ -13,9 +13,11 @@ removal, re-quoted only where needed and joined by single spaces. The rule's spe
 brought into the same form, so ``Bash(git commit -m "x")`` matches ``git commit -m 'x'``,
 and quoting tricks (``'rm' -rf``, ``r\\m``) cannot slip past a deny rule. A deny or ask rule
 matches a command line when it matches *any* of its simple commands (including those inside
-``$(...)``, subshells, ``bash -c '...'`` and ``eval``, and behind wrappers such as ``env``,
-``sudo`` or ``xargs``); an allow rule set allows a line only when *every* simple command is
-allowed and the line is plain (see ``shell``).
+``$(...)``, subshells, code handed to a shell, and behind wrappers: ``wrappers`` says what
+a command runs), and *might* match one it cannot resolve: then the call asks in every mode
+(expansion in the command word, an interpreter's code, a program-selecting variable, an
+unknown program whose operands name the rule's program). An allow rule set allows a line
+only when *every* simple command is allowed and the line is plain (see ``shell``).
 """
 
 from __future__ import annotations
@@ -25,8 +27,10 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .bash_syntax import split_simple_commands
+from .bash_syntax import split_quoted_words
+from .readonly import is_read_only
 from .shell import ParsedCommand, SimpleCommand, Word, parse
+from .wrappers import handled, runs
 
 __all__ = [
     "BashPattern",
@@ -264,30 +268,167 @@ def _word_regex(word: list[_Part]) -> str:
     return "".join(".*" if isinstance(p, _Wild) else re.escape(p) for p in word)
 
 
-# Programs that run the rest of their arguments as a command. For allow rules only the ones
-# that do nothing else are looked through (Claude Code strips these too); deny and ask rules
-# look through every one of them, so `sudo rm -rf x` is still `rm -rf x`.
+# Programs that run the rest of their arguments as a command and do nothing else: allow
+# rules look through these (Claude Code strips them too). Deny and ask rules look through
+# every wrapper ``wrappers`` knows, with its option syntax.
 _NEUTRAL_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf"})
-_ALL_WRAPPERS = _NEUTRAL_WRAPPERS | frozenset(
-    {"env", "command", "builtin", "exec", "sudo", "doas", "xargs", "coproc"}
-)
-# Options of wrappers that take a value as the next word.
+# Options of the neutral wrappers that take a value as the next word.
 _OPTION_ARGS = {
     "timeout": {"-s", "--signal", "-k", "--kill-after"},
     "nice": {"-n", "--adjustment"},
     "stdbuf": {"-i", "-o", "-e", "--input", "--output", "--error"},
-    "env": {"-u", "--unset", "-C", "--chdir"},
-    "exec": {"-a"},
-    "sudo": {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-R", "-T"},
-    "doas": {"-u", "-C"},
-    "xargs": {"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file"},
 }
-_SHELLS = frozenset({"bash", "sh", "dash", "zsh", "ksh", "mksh", "ash"})
-_MAX_DEPTH = 3
+_MAX_DEPTH = 4
+_MAX_HOPS = 8
+
+# Programs known never to run one of their operands as a command. Any other program whose
+# operands name the program of a deny or ask rule (`chronic rm x`, `tmux new 'rm x'`)
+# *might* run it: the call then asks (see ``bash_first_match``). Deliberately absent: `hash`
+# (`hash -p /bin/rm ls`), `enable`, `man` (`-P pager`), `tar` (`--to-command`, `-I`),
+# `zip` (`-TT`), `wget` (`--use-askpass`).
+_NON_RUNNERS = frozenset(
+    [
+        "echo",
+        "printf",
+        "cd",
+        "pushd",
+        "popd",
+        "dirs",
+        "mkdir",
+        "rmdir",
+        "rm",
+        "unlink",
+        "touch",
+        "cp",
+        "mv",
+        "ln",
+        "chmod",
+        "chown",
+        "chgrp",
+        "tee",
+        "kill",
+        "pkill",
+        "killall",
+        "pgrep",
+        "ps",
+        "whatis",
+        "apropos",
+        "whereis",
+        "which",
+        "type",
+        "help",
+        "unset",
+        "shift",
+        "wait",
+        "jobs",
+        "fg",
+        "bg",
+        "umask",
+        "ulimit",
+        "mkfifo",
+        "mknod",
+        "truncate",
+        "true",
+        "false",
+        "test",
+        "[",
+        "[[",
+        "exit",
+        "return",
+        "break",
+        "continue",
+        "shopt",
+        "history",
+        "disown",
+        "logout",
+        "times",
+        "compgen",
+        "complete",
+        "cat",
+        "ls",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "head",
+        "tail",
+        "wc",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "diff",
+        "cmp",
+        "stat",
+        "du",
+        "df",
+        "file",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "sleep",
+        "date",
+        "pwd",
+        "id",
+        "whoami",
+        "uname",
+        "seq",
+        "jq",
+        "column",
+        "tree",
+        "od",
+        "hexdump",
+        "strings",
+        "nl",
+        "fold",
+        "rev",
+        "tac",
+        "printenv",
+        "locale",
+        "nproc",
+        "arch",
+        "groups",
+        "touch",
+        "curl",
+        "gzip",
+        "gunzip",
+        "xz",
+        "bzip2",
+        "chattr",
+        "lsattr",
+        "sync",
+    ]
+)
+# Variables that choose which program runs, or hold code a program runs: an assignment to
+# one makes every later command of the line (or the prefixed one) unknown.
+_PROGRAM_VARIABLES = re.compile(
+    r"PATH|LD_\w+|DYLD_\w+|BASH_ENV|ENV|PROMPT_COMMAND|PS[0-4]|IFS|SHELLOPTS|BASHOPTS|"
+    r"BASH_FUNC_.*|GIT_\w+|PAGER|EDITOR|VISUAL|MANPAGER|BROWSER|LESSOPEN|LESSCLOSE|"
+    r"\w*ASKPASS|NODE_OPTIONS|PYTHONSTARTUP|PYTHONPATH|PYTHONHOME|PERL5OPT|PERL5LIB|"
+    r"RUBYOPT|RUBYLIB|\w+_(COMMAND|CMD|PAGER|EDITOR|PROGRAM)"
+)
+_ASSIGNING = frozenset(
+    {
+        "export",
+        "declare",
+        "typeset",
+        "local",
+        "readonly",
+        "read",
+        "printf",
+        "mapfile",
+        "readarray",
+        "getopts",
+        "let",
+    }
+)
+_TOKEN = re.compile(r"[\s;&|()<>'\"`=:,@{}]+")
 
 
 def _unwrap(words: Sequence[Word], wrappers: frozenset[str]) -> list[Word] | None:
-    """The command a wrapper runs (``timeout 5 npm test`` -> ``npm test``), or None."""
+    """The command a neutral wrapper runs (``timeout 5 npm test`` -> ``npm test``), or None
+    (allow rules only; anything unusual is not looked through, so it asks)."""
     if not words or words[0].text is None or words[0].expands:
         return None
     name = os.path.basename(words[0].text)
@@ -298,20 +439,12 @@ def _unwrap(words: Sequence[Word], wrappers: frozenset[str]) -> list[Word] | Non
     while rest:
         word = rest[0].text
         if word is None or rest[0].expands:
-            return rest  # known only at run time: it may be the program itself
+            return None
         if word == "--":
             rest = rest[1:]
             break
-        if name == "env" and "=" in word and not word.startswith("-"):
-            rest = rest[1:]
-            continue
         if not word.startswith("-") or word == "-":
             break
-        if name == "command" and word in ("-v", "-V"):
-            return None  # `command -v rm` looks a program up; it runs nothing
-        if (name == "env" and word in ("-S", "--split-string")) or word.startswith("--split"):
-            # `env -S 'a b'` splits a string into a command: an unknown program to us.
-            return [Word(rest[0].raw, None)]
         rest = rest[1:]
         if word in takes and "=" not in word:
             rest = rest[1:]
@@ -320,59 +453,14 @@ def _unwrap(words: Sequence[Word], wrappers: frozenset[str]) -> list[Word] | Non
     return rest or None
 
 
-def _variants(
-    words: Sequence[Word], wrappers: frozenset[str], *, deep: bool
-) -> Iterator[list[Word]]:
-    """The command itself, then what each wrapper around it runs."""
+def _variants(words: Sequence[Word], wrappers: frozenset[str]) -> Iterator[list[Word]]:
+    """The command itself, then what each neutral wrapper around it runs."""
     current: list[Word] | None = list(words)
     seen = 0
-    while current and seen < 8:
+    while current and seen < _MAX_HOPS:
         yield current
-        if deep and current[0].text is not None and "/" in current[0].text:
-            base = os.path.basename(current[0].text)
-            if base:  # `/bin/rm` is `rm` to a deny rule
-                yield [Word(base, base), *current[1:]]
         current = _unwrap(current, wrappers)
         seen += 1
-
-
-def _inner_lines(words: Sequence[Word]) -> Iterator[str | None]:
-    """Command lines a simple command runs from strings: ``bash -c``, ``eval``,
-    ``find -exec``. None stands for a line known only at run time."""
-    if not words or words[0].text is None:
-        return
-    name = os.path.basename(words[0].text)
-    # A word that expands (a glob, braces) is only known when it runs: file names become code.
-    texts = [None if w.expands else w.text for w in words[1:]]
-    if name in _SHELLS:
-        skip = False
-        for i, text in enumerate(texts):
-            if text is None:
-                yield None
-                return
-            if skip:
-                skip = False
-                continue
-            if text in ("-o", "+o", "-O", "+O"):
-                skip = True
-                continue
-            if not text.startswith(("-", "+")):
-                return  # `bash script.sh`: a script file, not a command string
-            if "c" in text.lstrip("-") and not text.startswith("--"):
-                yield texts[i + 1] if i + 1 < len(texts) else None
-                return
-    elif name == "eval":
-        yield None if any(t is None for t in texts) else " ".join(t for t in texts if t)
-    elif name == "find":
-        for i, text in enumerate(texts):
-            if text in ("-exec", "-execdir", "-ok", "-okdir"):
-                end = next(
-                    (j for j in range(i + 1, len(texts)) if texts[j] in (";", "+")), len(texts)
-                )
-                if any(t is None for t in texts[i + 1 : end]):
-                    yield None
-                else:
-                    yield " ".join(_quote(t) for t in texts[i + 1 : end] if t is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -380,24 +468,78 @@ class _Candidate:
     text: str
     certain: bool  # every word is known: a rule that does not match this text cannot match
     program: str | None
+    # Words of a program that might run one of them as a command (see _NON_RUNNERS).
+    tokens: tuple[str, ...] = ()
+
+
+_UNKNOWN_CANDIDATE = _Candidate("", False, None)
+
+
+def _program_text(word: Word) -> str | None:
+    """The command word as the shell will run it, or None if the shell still changes it:
+    globs and braces, `~user`, a line continuation inside the word, `$`..."""
+    text = word.text
+    if text is None or word.expands or "\\\n" in word.raw:
+        return None
+    if text.startswith("~") and not text.startswith("~/"):
+        return None
+    return text
 
 
 def _candidates(command: SimpleCommand, depth: int) -> Iterator[_Candidate]:
-    for words in _variants(command.words, _ALL_WRAPPERS, deep=True):
-        first = words[0]
-        program = None if first.text is None or first.expands else _quote(first.text)
-        certain = all(w.text is not None for w in words)
-        yield _Candidate(canonical(words), certain, program)
-        if depth < _MAX_DEPTH:
-            for line in _inner_lines(words):
-                if line is None:
-                    yield _Candidate("", False, None)
-                    continue
-                inner = parse(line)
-                if not inner.ok:
-                    yield _Candidate("", False, None)
-                for sub in inner.commands:
-                    yield from _candidates(sub, depth + 1)
+    for word in command.assignments:
+        if _risky_assignment(word):
+            yield _UNKNOWN_CANDIDATE
+    yield from _expand(list(command.words), depth, 0)
+
+
+def _risky_assignment(word: Word) -> bool:
+    name = (word.text if word.text is not None else word.raw).partition("=")[0]
+    return _PROGRAM_VARIABLES.fullmatch(name.lstrip("-")) is not None
+
+
+def _expand(words: list[Word], depth: int, hops: int) -> Iterator[_Candidate]:
+    if not words:
+        return
+    text = _program_text(words[0])
+    program = None if text is None else _quote(text)
+    certain = program is not None and all(w.text is not None and not w.expands for w in words)
+    yield _Candidate(canonical(words), certain, program)
+    if text is not None and "/" in text and os.path.basename(text):
+        base = os.path.basename(text)  # `/bin/rm` is `rm` to a deny rule
+        yield _Candidate(canonical([Word(base, base), *words[1:]]), certain, _quote(base))
+    if text is None:
+        return
+    name = os.path.basename(text)
+    if name in _ASSIGNING and any(_risky_assignment(w) for w in words[1:]):
+        yield _UNKNOWN_CANDIDATE
+    if hops >= _MAX_HOPS or depth >= _MAX_DEPTH:
+        yield _UNKNOWN_CANDIDATE
+        return
+    inner = runs(words)
+    for item in inner:
+        if isinstance(item, str):
+            parsed = parse(item)
+            if not parsed.ok:
+                yield _UNKNOWN_CANDIDATE
+            for sub in parsed.commands:
+                yield from _candidates(sub, depth + 1)
+        elif isinstance(item, list):
+            yield from _expand(item, depth, hops + 1)
+        else:
+            yield _UNKNOWN_CANDIDATE
+    if not inner and name not in _NON_RUNNERS and not handled(name):
+        argv = [w.text for w in words]
+        if None in argv or not is_read_only([a for a in argv if a is not None]):
+            tokens = tuple(
+                os.path.basename(t)
+                for w in words[1:]
+                if w.text is not None
+                for t in _TOKEN.split(w.text)
+                if t
+            )
+            if tokens:
+                yield _Candidate("", True, program, tokens)
 
 
 def bash_first_match(
@@ -423,11 +565,24 @@ def bash_first_match(
                 assert rule.bash is not None
                 if candidate.text and rule.bash.matches(candidate.text):
                     return rule, None
+            if unsure is None and candidate.tokens:
+                unsure = next((r for r in rules if _names_program(r, candidate.tokens)), None)
             if not candidate.certain and unsure is None:
                 unsure = next((r for r in rules if _could_match(r, candidate)), None)
-    if not parsed.ok and unsure is None and rules:
+    if unsure is None and rules and (not parsed.ok or _CONTINUATION.search(command)):
+        # A line continuation glued to a word: bash joins the lines (`r\` newline `m` is
+        # `rm`), parsers may not; what runs is not known for sure.
         unsure = rules[0]
     return None, unsure
+
+
+_CONTINUATION = re.compile(r"\S\\\n|\\\n\S")
+
+
+def _names_program(rule: Rule, tokens: Sequence[str]) -> bool:
+    assert rule.bash is not None
+    program = rule.bash.program
+    return program is not None and any(program.fullmatch(t) for t in tokens)
 
 
 _GLOBBY = re.compile(r"[*?\[{]")
@@ -436,16 +591,23 @@ _GLOBBY = re.compile(r"[*?\[{]")
 def _lexed(command: str) -> list[SimpleCommand]:
     """The simple commands as the scheduler's conservative lexer reads them ([] when it
     cannot: substitutions, heredocs ... which tree-sitter handles)."""
-    lexed = split_simple_commands(command)
+    lexed = split_quoted_words(command)
     if lexed is None:
         return []
     out = []
-    for texts in lexed:
-        words = [t for t in texts if not t.startswith("\0redir:")]
-        while words and "=" in words[0] and words[0].partition("=")[0].isidentifier():
-            words = words[1:]  # NAME=value before the program
-        if words:
-            out.append(SimpleCommand(tuple(Word(t, t, bool(_GLOBBY.search(t))) for t in words)))
+    for pairs in lexed:
+        words = [(t, q) for t, q in pairs if not t.startswith("\0redir:")]
+        assignments = []
+        while words and "=" in words[0][0] and words[0][0].partition("=")[0].isidentifier():
+            assignments.append(Word(words[0][0], words[0][0]))  # NAME=value before the program
+            words = words[1:]
+        if words or assignments:
+            out.append(
+                SimpleCommand(
+                    tuple(Word(t, t, not q and bool(_GLOBBY.search(t))) for t, q in words),
+                    tuple(assignments),
+                )
+            )
     return out
 
 
@@ -498,7 +660,7 @@ def bash_allowed(
 def _allowing_rule(simple: SimpleCommand, rules: Sequence[Rule]) -> Rule | None:
     texts = [
         canonical([*simple.assignments, *words])
-        for words in _variants(simple.words, _NEUTRAL_WRAPPERS, deep=False)
+        for words in _variants(simple.words, _NEUTRAL_WRAPPERS)
     ]
     if not simple.words:
         texts = [canonical(simple.assignments)]
@@ -522,6 +684,11 @@ class PathPattern:
     anchored: bool  # matched against the whole relative path, else against any one name
     dir_only: bool
     ignore_case: bool
+    # The directory every match lies under (base plus the pattern's literal leading
+    # segments), and whether the pattern is one literal path: where to look for the files
+    # a rule names (deny rules are also enforced on the identity of those files).
+    root: str = ""
+    literal: bool = False
 
     @classmethod
     def compile(
@@ -545,7 +712,15 @@ class PathPattern:
             pattern, dir_only = "**", False  # `Read(//)`, `Read(~/)`: everything below
         flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
         regex = re.compile(_gitignore_regex(pattern), flags)
-        return cls(spec, os.path.normpath(base), regex, anchored, dir_only, ignore_case)
+        root, literal = os.path.normpath(base), False
+        if anchored:
+            segments = pattern.split("/")
+            fixed = [p for p in _takewhile_literal(segments)]
+            root = os.path.normpath(os.path.join(base, *fixed)) if fixed else root
+            literal = len(fixed) == len(segments)
+        return cls(
+            spec, os.path.normpath(base), regex, anchored, dir_only, ignore_case, root, literal
+        )
 
     def matches(self, path: str, is_dir: Callable[[str], bool] = os.path.isdir) -> bool:
         """Whether an absolute, normalized ``path`` (or a directory above it) matches."""
@@ -560,6 +735,15 @@ class PathPattern:
             if self.regex.fullmatch(subject):
                 return True
         return False
+
+
+def _takewhile_literal(segments: list[str]) -> list[str]:
+    out = []
+    for segment in segments:
+        if any(c in segment for c in "*?[\\"):
+            break
+        out.append(segment)
+    return out
 
 
 def _relative(path: str, base: str, ignore_case: bool) -> str | None:

@@ -8,10 +8,18 @@ is not in Claude Code's documented shape.
 Must not: decide what a rule means for a call (``rules`` and ``policy`` do) or start
 anything. It runs before the ``ready`` line, so it imports nothing heavy.
 
-Only the keys this daemon acts on are checked; every other key of a settings file (``env``,
-``model``, ``statusLine`` ...) is ignored, so a team's file works unchanged. Hook types other
-than ``command`` and events other than PreToolUse/PostToolUse are skipped with a note on
-stderr.
+Only the keys this daemon acts on are checked (``settings_model`` holds their typed shape);
+every other key of a settings file (``env``, ``model``, ``statusLine`` ...) is ignored, so a
+team's file works unchanged. Hook types other than ``command`` and events other than
+PreToolUse/PostToolUse are skipped with a note on stderr.
+
+Workspace trust: the workspace's own files (``.claude/settings.json`` and
+``.claude/settings.local.json``) come with the repository, so until the host trusts the
+workspace they may only *narrow*: their deny and ask rules apply, and what would widen
+(allow rules, ``defaultMode``, ``additionalDirectories``, hooks, a ``sandbox`` section) is
+held back. ``Settings.pending`` is then the full merge that takes effect on trust, and
+``Settings.held_back`` says what was held back. ``--settings`` files are the host's and
+always apply in full.
 """
 
 from __future__ import annotations
@@ -20,19 +28,26 @@ import json
 import logging
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+
+import msgspec
 
 from ..hooks.config import DEFAULT_TIMEOUT_S, HookCommand, HookGroup, Hooks, compile_matcher
 from ..sandbox.settings import SettingsSource
 from .rules import Rule, RuleError, parse_rule
+from .settings_model import MODES, HookGroupModel, SettingsFile, SettingsShapeError, decode
 
-__all__ = ["MODES", "Settings", "SettingsError", "load_settings", "project_dir"]
+__all__ = [
+    "MODES",
+    "HeldBack",
+    "Settings",
+    "SettingsError",
+    "SettingsSource",
+    "load_settings",
+    "project_dir",
+]
 
 log = logging.getLogger("stdio_executor")
-
-MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
-_HOOK_EVENTS = ("PreToolUse", "PostToolUse")
 
 
 class SettingsError(Exception):
@@ -45,6 +60,27 @@ class SettingsError(Exception):
 
 
 @dataclass(frozen=True, slots=True)
+class HeldBack:
+    """What an untrusted workspace's settings asked for and did not get (yet)."""
+
+    files: tuple[str, ...] = ()  # the workspace files something was held back from
+    allow: tuple[str, ...] = ()
+    default_mode: str | None = None
+    additional_directories: tuple[str, ...] = ()
+    hooks: tuple[str, ...] = ()  # hook commands
+    sandbox: bool = False  # a `sandbox` section (its relaxations are the sandbox's to judge)
+
+    def __bool__(self) -> bool:
+        return bool(
+            self.allow
+            or self.default_mode
+            or self.additional_directories
+            or self.hooks
+            or self.sandbox
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     allow: tuple[Rule, ...] = ()
     deny: tuple[Rule, ...] = ()
@@ -53,7 +89,15 @@ class Settings:
     additional_directories: tuple[str, ...] = ()  # absolute
     hooks: Hooks = field(default_factory=Hooks)
     files: tuple[str, ...] = ()  # every file that was read, in merge order
-    # Every file's decoded data and trust, for sections read elsewhere (``sandbox``).
+    # Whether the workspace's own files apply in full (see the module docstring).
+    trusted: bool = True
+    # Untrusted: the full merge that takes effect when the host trusts the workspace, and
+    # what it adds. None when trusted.
+    pending: Settings | None = None
+    held_back: HeldBack = field(default_factory=HeldBack)
+    # The workspace's own files among ``files`` (untrusted input until trusted).
+    workspace_files: tuple[str, ...] = ()
+    # Every file in merge order, for sections read elsewhere (``sandbox``).
     sources: tuple[SettingsSource, ...] = ()
 
 
@@ -82,51 +126,125 @@ def load_settings(
     extra: Sequence[str] = (),
     *,
     ignore_case: bool = False,
-    trust_workspace: bool = False,
+    trust_workspace: bool = True,
 ) -> Settings:
     """Read and merge the workspace's settings and every ``--settings`` argument.
 
     An ``--settings`` argument that starts with ``{`` is JSON text, as in Claude Code.
+    With ``trust_workspace`` false, the workspace's files only narrow (module docstring).
     """
     home = os.path.expanduser("~")
-    merged = _Merged()
+    sources: list[tuple[str, SettingsFile, str, bool]] = []  # label, data, base, own
     for name in ("settings.json", "settings.local.json"):
         path = os.path.join(workspace, ".claude", name)
         if os.path.exists(path):
-            merged.add(path, _read(path), project_dir(path), workspace, home, ignore_case)
-            merged.trusted.append(trust_workspace)
+            sources.append((path, _read(path), project_dir(path), True))
     for arg in extra:
         if arg.lstrip().startswith("{"):
             label = "--settings (inline JSON)"
-            merged.add(label, _decode(label, arg), workspace, workspace, home, ignore_case)
-            merged.trusted.append(True)
+            sources.append((label, _decode(label, arg), workspace, False))
         else:
             path = os.path.abspath(os.path.expanduser(arg))
             if not os.path.exists(path):
                 raise SettingsError(arg, "no such file (given with --settings)")
-            merged.add(path, _read(path), project_dir(path), workspace, home, ignore_case)
-            merged.trusted.append(True)
-    return merged.settings()
+            sources.append((path, _read(path), project_dir(path), False))
+    full = _Merged()
+    for label, data, base, _own in sources:
+        full.add(label, data, base, workspace, home, ignore_case)
+
+    def source_list(trust_own: bool) -> tuple[SettingsSource, ...]:
+        return tuple(
+            SettingsSource(
+                label,
+                {"sandbox": data.sandbox} if data.sandbox is not None else {},
+                base,
+                trust_own or not own,
+            )
+            for label, data, base, own in sources
+        )
+
+    trusted = replace(
+        full.settings(workspace_files=[s[0] for s in sources if s[3]]),
+        sources=source_list(True),
+    )
+    if trust_workspace or not trusted.workspace_files:
+        return trusted
+    narrow = _Merged()
+    for label, data, base, own in sources:
+        narrow.add(label, data, base, workspace, home, ignore_case, narrow_only=own)
+    held = _held_back(sources, trusted, narrow)
+    return replace(
+        narrow.settings(workspace_files=trusted.workspace_files),
+        sources=source_list(False),
+        trusted=False,
+        pending=trusted,
+        held_back=held,
+    )
 
 
-def _read(path: str) -> Any:
+def _held_back(
+    sources: Sequence[tuple[str, SettingsFile, str, bool]], full: Settings, narrow: _Merged
+) -> HeldBack:
+    own = [(label, data) for label, data, _base, is_own in sources if is_own]
+    files = []
+    allow: list[str] = []
+    hooks: list[str] = []
+    dirs: list[str] = []
+    mode: str | None = None
+    sandbox = False
+    for label, data in own:
+        held = False
+        permissions = data.permissions
+        if permissions is not None:
+            allow += permissions.allow or []
+            dirs += permissions.additional_directories or []
+            if permissions.default_mode is not None:
+                mode = permissions.default_mode
+            held = bool(permissions.allow or permissions.additional_directories or mode)
+        if data.hooks is not None:
+            for groups in (data.hooks.PreToolUse, data.hooks.PostToolUse):
+                for group in groups or []:
+                    hooks += [h.command for h in group.hooks if h.command]
+            held = held or bool(hooks)
+        if data.sandbox:
+            sandbox = held = True
+        if held:
+            files.append(label)
+    if mode is not None and full.default_mode != mode:
+        mode = None  # a later (trusted) file set the mode anyway
+    return HeldBack(tuple(files), tuple(allow), mode, tuple(dirs), tuple(hooks), sandbox)
+
+
+def _read(path: str) -> SettingsFile:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise SettingsError(path, f"cannot be read: {exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise SettingsError(path, f"cannot be read: {exc}") from None
     return _decode(path, text)
 
 
-def _decode(label: str, text: str) -> Any:
+def _decode(label: str, text: str) -> SettingsFile:
     if not text.strip():
-        return {}  # an empty file is no settings, not an error
+        return SettingsFile()  # an empty file is no settings, not an error
     try:
-        return json.loads(text)
+        return decode(text)
+    except SettingsShapeError as exc:
+        raise SettingsError(label, str(exc)) from None
+    except msgspec.DecodeError:
+        pass
+    # Not JSON at all: the standard library's message says where (line and column).
+    try:
+        json.loads(text)
     except json.JSONDecodeError as exc:
         raise SettingsError(
             label, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
         ) from None
+    raise SettingsError(label, "is not valid JSON")
 
 
 class _Merged:
@@ -139,10 +257,8 @@ class _Merged:
         self.pre: list[HookGroup] = []
         self.post: list[HookGroup] = []
         self.files: list[str] = []
-        self.raw: list[tuple[str, Any, str]] = []
-        self.trusted: list[bool] = []
 
-    def settings(self) -> Settings:
+    def settings(self, workspace_files: Sequence[str] = ()) -> Settings:
         return Settings(
             tuple(self.allow),
             tuple(self.deny),
@@ -151,33 +267,30 @@ class _Merged:
             tuple(dict.fromkeys(self.dirs)),
             Hooks(tuple(self.pre), tuple(self.post)),
             tuple(self.files),
-            tuple(
-                SettingsSource(label, data, base, trusted)
-                for (label, data, base), trusted in zip(self.raw, self.trusted, strict=True)
-            ),
+            workspace_files=tuple(workspace_files),
         )
 
     def add(
         self,
         path: str,
-        data: Any,
+        data: SettingsFile,
         base_dir: str,
         workspace: str,
         home: str,
         ignore_case: bool,
+        *,
+        narrow_only: bool = False,
     ) -> None:
-        if not isinstance(data, dict):
-            raise SettingsError(path, f"must hold a JSON object, not {_kind(data)}")
+        """Merge one file; ``narrow_only``: only its deny and ask rules (an untrusted
+        workspace file)."""
         self.files.append(path)
-        self.raw.append((path, data, base_dir))
-        permissions = data.get("permissions")
+        permissions = data.permissions
         if permissions is not None:
-            if not isinstance(permissions, dict):
-                raise SettingsError(
-                    path, f"`permissions` must be an object, not {_kind(permissions)}"
-                )
-            for key, target in (("allow", self.allow), ("deny", self.deny), ("ask", self.ask)):
-                for i, text in enumerate(_strings(path, f"permissions.{key}", permissions)):
+            lists = [("deny", permissions.deny, self.deny), ("ask", permissions.ask, self.ask)]
+            if not narrow_only:
+                lists.insert(0, ("allow", permissions.allow, self.allow))
+            for key, texts, target in lists:
+                for i, text in enumerate(texts or ()):
                     try:
                         rule = parse_rule(
                             text,
@@ -191,90 +304,40 @@ class _Merged:
                         raise SettingsError(path, f"permissions.{key}[{i}]: {exc}") from None
                     if rule not in target:
                         target.append(rule)
-            mode = permissions.get("defaultMode")
-            if mode is not None:
-                if mode not in MODES:
-                    raise SettingsError(
-                        path,
-                        f"permissions.defaultMode is {mode!r}; expected one of " + ", ".join(MODES),
-                    )
-                self.mode = mode
-            for d in _strings(path, "permissions.additionalDirectories", permissions):
+            if narrow_only:
+                return
+            if permissions.default_mode is not None:
+                self.mode = permissions.default_mode
+            for d in permissions.additional_directories or ():
                 expanded = os.path.expanduser(d)
                 self.dirs.append(os.path.normpath(os.path.join(base_dir, expanded)))
-        hooks = data.get("hooks")
-        if hooks is not None:
-            self._hooks(path, hooks)
+        if narrow_only:
+            return
+        if data.hooks is not None:
+            for event, groups, target_groups in (
+                ("PreToolUse", data.hooks.PreToolUse, self.pre),
+                ("PostToolUse", data.hooks.PostToolUse, self.post),
+            ):
+                for i, group in enumerate(groups or ()):
+                    target_groups.append(self._group(path, f"hooks.{event}[{i}]", group))
 
-    def _hooks(self, path: str, hooks: Any) -> None:
-        if not isinstance(hooks, dict):
-            raise SettingsError(path, f"`hooks` must be an object, not {_kind(hooks)}")
-        for event, groups in hooks.items():
-            if event not in _HOOK_EVENTS:
-                log.info("settings %s: %s hooks are not run by stdio-executor", path, event)
-                continue
-            where = f"hooks.{event}"
-            if not isinstance(groups, list):
-                raise SettingsError(path, f"{where} must be a list, not {_kind(groups)}")
-            target = self.pre if event == "PreToolUse" else self.post
-            for i, group in enumerate(groups):
-                target.append(self._group(path, f"{where}[{i}]", group))
-
-    def _group(self, path: str, where: str, group: Any) -> HookGroup:
-        if not isinstance(group, dict):
-            raise SettingsError(path, f"{where} must be an object, not {_kind(group)}")
-        matcher = group.get("matcher", "")
-        if matcher is None:
-            matcher = ""
-        if not isinstance(matcher, str):
-            raise SettingsError(path, f"{where}.matcher must be a string, not {_kind(matcher)}")
-        entries = group.get("hooks")
-        if not isinstance(entries, list):
-            raise SettingsError(path, f"{where}.hooks must be a list, not {_kind(entries)}")
+    def _group(self, path: str, where: str, group: HookGroupModel) -> HookGroup:
+        matcher = group.matcher or ""
         commands: list[HookCommand] = []
-        for j, entry in enumerate(entries):
+        for j, entry in enumerate(group.hooks):
             at = f"{where}.hooks[{j}]"
-            if not isinstance(entry, dict):
-                raise SettingsError(path, f"{at} must be an object, not {_kind(entry)}")
-            kind = entry.get("type", "command")
-            if kind != "command":
-                log.warning("settings %s: %s is a %r hook; only command hooks run", path, at, kind)
+            if entry.type != "command":
+                log.warning(
+                    "settings %s: %s is a %r hook; only command hooks run", path, at, entry.type
+                )
                 continue
-            command = entry.get("command")
-            if not isinstance(command, str) or not command.strip():
+            if entry.command is None or not entry.command.strip():
                 raise SettingsError(path, f"{at}.command must be a non-empty string")
-            timeout = entry.get("timeout", DEFAULT_TIMEOUT_S)
-            if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-                raise SettingsError(path, f"{at}.timeout must be a positive number of seconds")
-            commands.append(HookCommand(command, float(timeout), path))
+            timeout = entry.timeout if entry.timeout is not None else DEFAULT_TIMEOUT_S
+            commands.append(HookCommand(entry.command, float(timeout), path))
         try:
             return compile_matcher(matcher, tuple(commands))
         except Exception as exc:  # re.error
             raise SettingsError(
                 path, f"{where}.matcher {matcher!r} is not a valid regular expression: {exc}"
             ) from None
-
-
-def _strings(path: str, where: str, section: dict[str, Any]) -> list[str]:
-    value = section.get(where.rsplit(".", 1)[1])
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise SettingsError(path, f"{where} must be a list of strings, not {_kind(value)}")
-    for i, item in enumerate(value):
-        if not isinstance(item, str):
-            raise SettingsError(path, f"{where}[{i}] must be a string, not {_kind(item)}")
-    return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {
-        bool: "a boolean",
-        int: "a number",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "an object",
-    }.get(type(value), type(value).__name__)

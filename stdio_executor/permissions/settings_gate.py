@@ -30,8 +30,8 @@ from ..protocol.messages import Event
 from ..tools.base import InputError, ToolOutcome
 from .asker import Asker, error_text
 from .gate import Allow, CallInfo, Deny, Gate, Verdict
-from .policy import Decision, Facts, Policy, has_assignment_prefix
-from .settings import Settings, case_insensitive
+from .policy import DONT_ASK_REASON, Decision, Facts, Policy, has_assignment_prefix
+from .settings import HeldBack, Settings, case_insensitive
 
 if TYPE_CHECKING:
     from ..sandbox.plan import Sandbox
@@ -62,7 +62,7 @@ def build_gate(
         spill_dir=spill_dir,
         ignore_case=ignore_case,
     )
-    return SettingsGate(
+    gate = SettingsGate(
         policy,
         settings.hooks,
         Asker(no_prompt=no_prompt, timeout=permission_timeout),
@@ -71,6 +71,8 @@ def build_gate(
         processes=processes,
         sandbox=sandbox,
     )
+    gate.mode_override = mode
+    return gate
 
 
 class SettingsGate(Gate):
@@ -93,11 +95,31 @@ class SettingsGate(Gate):
         self.session_id = session_id
         self.processes = processes
         self._abort: Callable[[str | None], None] = lambda request_id: None
+        self.mode_override: str | None = None  # --permission-mode, which wins over trust
         self._env = {**os.environ, "CLAUDE_PROJECT_DIR": workspace}
 
     def attach(self, emit: Callable[[Event], None], abort: Callable[[str | None], None]) -> None:
         self.asker.attach(emit, abort)
         self._abort = abort
+
+    def trust(self) -> HeldBack | None:
+        """The host trusts the workspace: the settings its files held back take effect for
+        every later check (rules, mode, hooks). What was held back, or None."""
+        settings = self.policy.settings
+        if settings.pending is None:
+            return None
+        full = settings.pending
+        old = self.policy
+        self.policy = Policy(
+            full,
+            mode=self.mode_override or full.default_mode or "default",
+            workspace=self.workspace,
+            spill_dir=old.spill_dir,
+            ignore_case=old.ignore_case,
+        )
+        self.hooks = full.hooks
+        self.warm()
+        return settings.held_back
 
     def warm(self) -> None:
         """Load what the first check will need (run in a background thread at start-up)."""
@@ -258,6 +280,12 @@ class SettingsGate(Gate):
     def _settle(self, decision: Decision, name: str) -> Decision:
         """dontAsk mode: what would be asked is denied."""
         if decision.kind == "ask" and self.policy.mode == "dontAsk":
+            if decision.reason == DONT_ASK_REASON:
+                return Decision(
+                    "deny",
+                    f"Permission to use {name} has been denied: no rule allows it, and "
+                    "dontAsk mode denies whatever no rule allows.",
+                )
             return Decision(
                 "deny",
                 f"Permission to use {name} has been denied: it needs approval "

@@ -82,6 +82,8 @@ class ParsedCommand:
     # Some redirection sends output into a file (not /dev/null, not another descriptor).
     writes: bool
     problems: tuple[str, ...] = field(default=())
+    # The files output is redirected into (None: known only when it runs).
+    targets: tuple[str | None, ...] = field(default=())
 
 
 _lock = threading.Lock()
@@ -122,7 +124,14 @@ def parse(command: str) -> ParsedCommand:
     plain = ok and walker.plain and _lexer_agrees(command, walker.commands)
     if ok and walker.plain and not plain:
         walker.problems.append("two shell parsers read the command differently")
-    return ParsedCommand(tuple(walker.commands), ok, plain, walker.writes, tuple(walker.problems))
+    return ParsedCommand(
+        tuple(walker.commands),
+        ok,
+        plain,
+        walker.writes,
+        tuple(walker.problems),
+        tuple(walker.targets),
+    )
 
 
 _SEPARATOR_IN_WORD = re.compile(r"[\s;&|<>()`]")
@@ -179,6 +188,7 @@ class _Walker:
         self.commands: list[SimpleCommand] = []
         self.plain = True
         self.writes = False
+        self.targets: list[str | None] = []
         self.problems: list[str] = []
 
     def _not_plain(self, why: str) -> None:
@@ -261,6 +271,7 @@ class _Walker:
             )
             if ">" in op and not to_fd and not harmless:
                 self.writes = True
+                self.targets.append(None if target is None or target.expands else target.text)
             if target is None or target.text is None:
                 self._not_plain("a redirection target is only known at run time")
         self._substitutions(node)

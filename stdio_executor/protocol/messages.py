@@ -27,6 +27,7 @@ __all__ = [
     "ErrorCode",
     "ErrorEvent",
     "Event",
+    "HeldBack",
     "HostToolDefinition",
     "Interrupt",
     "Interrupted",
@@ -58,8 +59,11 @@ __all__ = [
     "ToolStarted",
     "ToolUse",
     "ToolsChanged",
+    "TrustWorkspace",
     "UnfinishedTool",
     "UnregisterTool",
+    "WorkspaceTrust",
+    "WorkspaceTrusted",
 ]
 
 PROTOCOL_VERSION = 1
@@ -142,6 +146,13 @@ class Drain(_Message, tag="drain", frozen=True, kw_only=True):
     request_id: str | None = None
 
 
+class TrustWorkspace(_Message, tag="trust_workspace", frozen=True, kw_only=True):
+    """The host trusts the workspace: the settings and MCP servers ``ready`` reported as
+    held back take effect (answered with ``workspace_trusted``)."""
+
+    request_id: str | None = None
+
+
 class PermissionResponse(_Message, tag="permission_response", frozen=True, kw_only=True):
     """The host's answer to a ``permission_request`` (same ``request_id``)."""
 
@@ -202,6 +213,7 @@ Command = (
     | Interrupt
     | Discard
     | Drain
+    | TrustWorkspace
     | PermissionResponse
     | RegisterTool
     | UnregisterTool
@@ -237,6 +249,24 @@ class Limits(msgspec.Struct, frozen=True, kw_only=True):
     result_order: Literal["strict", "barrier"]
 
 
+class HeldBack(msgspec.Struct, frozen=True, kw_only=True):
+    """What the workspace's own files asked for that an untrusted workspace does not get:
+    only their deny and ask rules apply until the host trusts it."""
+
+    files: list[str] = []  # the workspace files something was held back from
+    allow: list[str] = []  # allow rules
+    default_mode: str | None = None
+    additional_directories: list[str] = []
+    hooks: list[str] = []  # hook commands
+    sandbox: bool = False  # a `sandbox` section
+    mcp_servers: list[str] = []  # servers of the workspace's .mcp.json
+
+
+class WorkspaceTrust(msgspec.Struct, frozen=True, kw_only=True):
+    trusted: bool
+    held_back: HeldBack | None = None  # None: nothing was held back
+
+
 class SandboxInfo(msgspec.Struct, frozen=True, kw_only=True):
     """Whether Bash runs in an OS sandbox, by what, and what it does and does not cover."""
 
@@ -258,6 +288,7 @@ class Ready(_Message, tag="ready", frozen=True, kw_only=True):
     tools: list[ToolDefinition]
     tool_info: dict[str, ToolInfo]
     limits: Limits
+    workspace_trust: WorkspaceTrust | None = None
     sandbox: SandboxInfo | None = None
 
 
@@ -405,6 +436,13 @@ class JournalRecovered(_Message, tag="journal_recovered", frozen=True, kw_only=T
     unfinished: list[UnfinishedTool]
 
 
+class WorkspaceTrusted(_Message, tag="workspace_trusted", frozen=True, kw_only=True):
+    """The answer to ``trust_workspace``: what took effect (empty if nothing was held)."""
+
+    applied: HeldBack
+    request_id: str | None = None
+
+
 class JobInfo(msgspec.Struct, frozen=True, kw_only=True):
     """A background job: a Bash call with ``run_in_background``, running or finished."""
 
@@ -464,6 +502,7 @@ Event = (
     | ToolCancel
     | ToolsChanged
     | JournalRecovered
+    | WorkspaceTrusted
     | Todos
     | JobStarted
     | JobExited

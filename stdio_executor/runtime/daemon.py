@@ -58,7 +58,9 @@ from ..protocol import (
     RegisterTool,
     ToolOutput,
     ToolProgressCommand,
+    TrustWorkspace,
     UnregisterTool,
+    WorkspaceTrusted,
     encode_event,
 )
 from ..protocol.messages import Command, Event
@@ -128,6 +130,7 @@ class Daemon:
         journal: Journal | None = None,
         host: HostBridge | None = None,
         mcp_servers: Sequence[McpServerConfig] = (),
+        held_mcp_servers: Sequence[McpServerConfig] = (),
     ):
         self.config = config
         self.journal = journal
@@ -171,12 +174,16 @@ class Daemon:
             if mcp_servers
             else None
         )
+        # The workspace's .mcp.json servers, until the host trusts the workspace.
+        self._held_mcp = list(held_mcp_servers)
+        self._tg: anyio.abc.TaskGroup | None = None
 
     # ------------------------------------------------------------------------ life
 
     async def run(self) -> int:
         _use_pidfd_child_watcher()
         async with anyio.create_task_group() as tg:
+            self._tg = tg
             self.runner.attach(tg)
             self.session.jobs.attach(
                 tg.start_soon,
@@ -284,6 +291,8 @@ class Daemon:
                 self._emit(msgspec.structs.replace(error, line=line))
         elif isinstance(command, ListJobs):
             self._emit(jobs.list_jobs(command, self.session.jobs))
+        elif isinstance(command, TrustWorkspace):
+            self._trust_workspace(command)
         else:
             self._on_host_command(command, line)
 
@@ -304,6 +313,26 @@ class Daemon:
             events = self.toolset.unregister(command, line)
         for event in events:
             self._emit(event)
+
+    def _trust_workspace(self, command: TrustWorkspace) -> None:
+        """Held-back settings (gate) and MCP servers take effect; later calls see them."""
+        from ..permissions.trust import held_back_message
+
+        held = self.gate.trust()
+        servers, self._held_mcp = self._held_mcp, []
+        if servers:
+            if self.mcp is None:
+                self.mcp = McpManager(
+                    servers,
+                    self.session,
+                    lambda server, tools: self.inbox.put(ServerTools(server, tools)),
+                )
+                assert self._tg is not None
+                self._tg.start_soon(self.mcp.run)
+            else:
+                self.mcp.add(servers)
+        applied = held_back_message(held, [s.name for s in servers])
+        self._emit(WorkspaceTrusted(applied=applied, request_id=command.request_id))
 
     def _resolve(self, name: str) -> Tool | None:
         tool = self.registry.get(name)

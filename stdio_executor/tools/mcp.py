@@ -798,6 +798,14 @@ class McpManager:
         if self._sdk_error is not None:
             raise _Unavailable(self._sdk_error)
 
+    def add(self, configs: list[McpServerConfig]) -> None:
+        """More servers (a workspace's .mcp.json once the host trusts it)."""
+        servers = [_Server(config, self) for config in configs]
+        self.servers.extend(servers)
+        if self._tg is not None and self._sdk_error is None:
+            for server in servers:
+                server.connect_soon()
+
     def start_soon(self, fn: Callable[..., Any], *args: Any) -> bool:
         if self._tg is None or self.closing:
             return False

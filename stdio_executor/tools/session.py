@@ -39,6 +39,9 @@ class Session:
     processes: ProcessRegistry
     session_id: str = ""
     read_files: dict[str, FileStamp] = field(default_factory=dict)
+    # Per searching tool (Grep, Glob), the files deny rules hide from its results, by path
+    # and identity (permissions.hidden.HiddenFiles); absent when no deny rule names a path.
+    hidden: dict[str, Any] = field(default_factory=dict)
     # Commands started with run_in_background (BashOutput, KillShell... find them here).
     jobs: JobRegistry = field(init=False)
     # The OS sandbox Bash runs in (None: not on this system or not wanted).

@@ -330,7 +330,8 @@ def test_hooks_block_and_add_context_through_the_daemon(tmp_path: Path) -> None:
         }
     }
     (tmp_path / ".claude" / "settings.json").write_text(json.dumps(settings))
-    with run_daemon(tmp_path, "--permission-mode", "bypassPermissions") as d:
+    # The workspace's own hooks run only in a trusted workspace (test_e2e_trust.py).
+    with run_daemon(tmp_path, "--permission-mode", "bypassPermissions", "--trust-workspace") as d:
         d.send(tool_use("net", "curl -s http://example.invalid"))
         blocked = d.result("net")
         assert blocked.meta.status == "denied"

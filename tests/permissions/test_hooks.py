@@ -156,6 +156,42 @@ async def test_a_hooks_allow_skips_an_ask_the_mode_would_make(space: Workspace) 
     assert host.events == []
 
 
+@pytest.mark.parametrize("mode", ["default", "acceptEdits", "dontAsk", "bypassPermissions"])
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Bash", {"command": "npm run lint -- --fix"}),
+        ("Write", {"file_path": "new.txt", "content": "x"}),
+    ],
+)
+async def test_a_hooks_allow_skips_the_prompt_in_every_mode(
+    space: Workspace, mode: str, tool: str, tool_input: dict[str, Any]
+) -> None:
+    """Claude Code honours a PreToolUse "allow" in dontAsk mode too (issue 11, class 6)."""
+    hook = printing(space, "allow.py", decision("allow", "the linter is fine"))
+    gate = space.gate({"hooks": hooks("PreToolUse", tool, hook)}, mode=mode, no_prompt=True)
+    host = Host(gate)
+    assert await before(gate, space.call(tool, tool_input)) == Allow()
+    assert host.events == []
+
+
+async def test_without_a_hook_dont_ask_still_denies(space: Workspace) -> None:
+    gate = space.gate({}, mode="dontAsk")
+    decision_ = gate.decide(space.call("Bash", {"command": "npm test"}))
+    assert decision_.kind == "deny" and "dontAsk mode denies" in decision_.reason
+
+
+async def test_a_hooks_allow_never_overrides_a_deny_rule_in_dont_ask(space: Workspace) -> None:
+    hook = printing(space, "allow.py", decision("allow"))
+    settings = {
+        "permissions": {"deny": ["Bash(npm:*)"]},
+        "hooks": hooks("PreToolUse", "Bash", hook),
+    }
+    gate = space.gate(settings, mode="dontAsk")
+    verdict = await before(gate, space.call("Bash", {"command": "nice npm test"}))
+    assert isinstance(verdict, Deny) and "Bash(npm:*)" in verdict.message
+
+
 async def test_a_hooks_allow_never_overrides_a_deny_rule(space: Workspace) -> None:
     hook = printing(space, "allow.py", decision("allow"))
     settings = {

@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -87,6 +88,8 @@ def lines(draw: st.DrawFn) -> str:
 
 def traced_commands(command: str) -> list[str]:
     with tempfile.TemporaryDirectory() as cwd:  # fresh: earlier lines may have made files
+        # A file named `rm` makes the globs `r?`, `[r]m`, `r*` expand to it.
+        (Path(cwd) / "rm").write_text("")
         return _traced(command, Path(cwd))
 
 
@@ -94,7 +97,9 @@ def _traced(command: str, cwd: Path) -> list[str]:
     done = subprocess.run(
         ["/bin/bash", "-x", "-c", command],
         cwd=cwd,
-        env={"PATH": "/nonexistent", "PS4": "+ "},
+        # SHELLOPTS=xtrace: a bash the line starts (`/bin/bash -c`, a here-string fed to
+        # bash) traces its commands too.
+        env={"PATH": "/nonexistent", "PS4": "+ ", "SHELLOPTS": "xtrace"},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         timeout=10,
@@ -162,6 +167,25 @@ RM_FRAGMENTS = [
     "builtin eval rm",
     "[ 1 ] && rm",
     "case a in a) rm;; esac",
+    # issue 11: expansion in the command word, code handed to a shell
+    "{rm,x}",
+    "{r,}m",
+    "r\\\nm",
+    "r\\\nm x",
+    "r?",
+    "[r]m x",
+    "r*",
+    "trap rm EXIT",
+    "trap 'rm x' EXIT",
+    "source <(echo rm)",
+    ". <(echo rm x)",
+    "/bin/bash -c rm",
+    "/bin/bash <<< rm",
+    "/bin/bash <<< 'rm x'",
+    "echo rm | /bin/bash",
+    "eval r\\m",
+    "shopt -s expand_aliases; alias ls=rm\nls",
+    "${x:-r}m",
 ]
 
 
@@ -182,3 +206,12 @@ def test_a_deny_rule_catches_every_rm_bash_runs(command: str) -> None:
         return
     rule, unsure = bash_first_match(command, parse(command), [DENY])
     assert rule is not None or unsure is not None, command
+
+
+@pytest.mark.parametrize("fragment", RM_FRAGMENTS[RM_FRAGMENTS.index("{rm,x}") :])
+def test_each_new_spelling_does_run_rm_and_is_caught(fragment: str) -> None:
+    """The fragments above are real: bash runs `rm` through each, and the rule sees it."""
+    traced = traced_commands(fragment)
+    assert any(t == "rm" or t.startswith("rm ") for t in traced), (fragment, traced)
+    rule, unsure = bash_first_match(fragment, parse(fragment), [DENY])
+    assert rule is not None or unsure is not None, fragment

@@ -64,6 +64,7 @@ const KNOWN_EVENTS = new Set([
   "job_exited",
   "jobs",
   "todos",
+  "workspace_trusted",
 ]);
 
 /** The daemon refused a request (an `error` event, in `.event`), or it is gone. */

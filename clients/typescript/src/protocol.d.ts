@@ -1,6 +1,6 @@
 // Generated from protocol/schema.json (protocol version 1) by
 // clients/typescript/scripts/generate.mjs. Do not edit by hand: run `npm run generate`.
-// schema.json sha256: 6a26217df9e06306e0f42e2e9873f5bc79ceef71af72675bfc4316214669af51
+// schema.json sha256: 1069a44810fe54b19cf47933f5ea7a9beb7408872b9664c2f427404504c5d5a1
 
 /**
  * NDJSON over stdio. Each line the host writes is a Command; each line the daemon writes is an Event. Both are tagged unions on `type`.
@@ -11,6 +11,7 @@ export type Command =
   | Interrupt
   | Discard
   | Drain
+  | TrustWorkspace
   | PermissionResponse
   | RegisterTool
   | UnregisterTool
@@ -32,6 +33,7 @@ export type Event =
   | ToolCancel
   | ToolsChanged
   | JournalRecovered
+  | WorkspaceTrusted
   | Todos
   | JobStarted
   | JobExited
@@ -79,6 +81,14 @@ export interface Discard {
  */
 export interface Drain {
   type: "drain";
+  request_id?: string | null;
+}
+/**
+ * The host trusts the workspace: the settings and MCP servers ``ready`` reported as
+ *     held back take effect (answered with ``workspace_trusted``).
+ */
+export interface TrustWorkspace {
+  type: "trust_workspace";
   request_id?: string | null;
 }
 /**
@@ -158,6 +168,7 @@ export interface Ready {
     [k: string]: ToolInfo | undefined;
   };
   limits: Limits;
+  workspace_trust: WorkspaceTrust | null;
   sandbox: SandboxInfo | null;
 }
 /**
@@ -184,6 +195,23 @@ export interface Limits {
   max_line_bytes: number;
   max_concurrency: number;
   result_order: "barrier" | "strict";
+}
+export interface WorkspaceTrust {
+  trusted: boolean;
+  held_back: HeldBack | null;
+}
+/**
+ * What the workspace's own files asked for that an untrusted workspace does not get:
+ *     only their deny and ask rules apply until the host trusts it.
+ */
+export interface HeldBack {
+  files: string[];
+  allow: string[];
+  default_mode: string | null;
+  additional_directories: string[];
+  hooks: string[];
+  sandbox: boolean;
+  mcp_servers: string[];
 }
 /**
  * Whether Bash runs in an OS sandbox, by what, and what it does and does not cover.
@@ -366,6 +394,14 @@ export interface UnfinishedTool {
     [k: string]: unknown | undefined;
   };
   turn: number | null;
+}
+/**
+ * The answer to ``trust_workspace``: what took effect (empty if nothing was held).
+ */
+export interface WorkspaceTrusted {
+  type: "workspace_trusted";
+  applied: HeldBack;
+  request_id: string | null;
 }
 /**
  * The model replaced its task list (a ``TodoWrite`` call), for the host to show.

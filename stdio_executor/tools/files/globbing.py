@@ -4,6 +4,7 @@ Owns: the pattern language (``*`` and ``?`` within one path segment, ``**`` acro
 number of them, ``[...]`` classes, ``{a,b}`` alternatives), the walk that finds matches
 (``.git`` skipped, symlinked directories not followed, so a link loop cannot trap it), and
 the answer: absolute paths, newest first by modification time, at most 100.
+Files deny rules hide (``session.hidden``) are never listed, by name or identity.
 Must not: hold the event loop for long: a small tree (up to ``INLINE_MAX_ENTRIES`` entries)
 is walked inline, anything larger in a worker thread that checks for cancellation as it goes.
 
@@ -68,7 +69,7 @@ class GlobTool(Tool):
         call: _GlobCall = value
         base = ctx.resolve(call.path) if call.path else ctx.cwd
         try:
-            outcome = glob_files(base, call.pattern, _give_up)
+            outcome = glob_files(base, call.pattern, _give_up, _hidden(ctx, self.spec.name))
         except _TooLarge:
             return None
         return finish(outcome, self.spec, ctx)
@@ -77,7 +78,11 @@ class GlobTool(Tool):
         call: _GlobCall = value
         base = ctx.resolve(call.path) if call.path else ctx.cwd
         outcome = await anyio.to_thread.run_sync(
-            glob_files, base, call.pattern, anyio.from_thread.check_cancelled
+            glob_files,
+            base,
+            call.pattern,
+            anyio.from_thread.check_cancelled,
+            _hidden(ctx, self.spec.name),
         )
         return finish(outcome, self.spec, ctx)
 
@@ -92,7 +97,14 @@ def _give_up() -> None:
     raise _TooLarge
 
 
-def glob_files(base: str, pattern: str, check: Check) -> ToolOutcome:
+def _hidden(ctx: ToolContext, name: str) -> Any:
+    """The deny rules' filter for this call (permissions.hidden), or None."""
+    hidden = ctx.session.hidden.get(name)
+    return hidden.fresh() if hidden is not None else None
+
+
+def glob_files(base: str, pattern: str, check: Check, hidden: Any = None) -> ToolOutcome:
+    """``hidden``: files deny rules hide; never listed, by name or under another name."""
     if os.path.isabs(pattern):
         # An absolute pattern names its own directory: its literal part is the base.
         base, pattern = _split_literal(pattern)
@@ -113,9 +125,11 @@ def glob_files(base: str, pattern: str, check: Check) -> ToolOutcome:
     start = os.path.normpath(os.path.join(base, *prefix))
     if regex is None:  # no wildcard at all: the pattern names one file
         found = _single(start)
+        if found and hidden is not None and hidden.hides(found):
+            found = None
         return ToolOutcome(found if found else "No files found")
     depth = None if "**" in rest else rest.count("/")
-    newest, total = _walk(start, regex, depth, check)
+    newest, total = _walk(start, regex, depth, check, hidden)
     if not newest:
         return ToolOutcome("No files found")
     paths = [path for _, path in sorted(newest, key=lambda e: (-e[0], e[1]))]
@@ -129,7 +143,7 @@ def glob_files(base: str, pattern: str, check: Check) -> ToolOutcome:
 
 
 def _walk(
-    start: str, regex: re.Pattern[str], depth: int | None, check: Check
+    start: str, regex: re.Pattern[str], depth: int | None, check: Check, hidden: Any = None
 ) -> tuple[list[tuple[int, str]], int]:
     """(mtime_ns, path) of the newest matching files under ``start``, and how many matched.
 
@@ -159,7 +173,10 @@ def _walk(
                         continue
                     if not regex.fullmatch(relpath) or not entry.is_file():
                         continue
-                    mtime = entry.stat().st_mtime_ns
+                    st = entry.stat()
+                    if hidden is not None and hidden.hides(entry.path, st):
+                        continue
+                    mtime = st.st_mtime_ns
                 except OSError:
                     continue
                 total += 1

@@ -5,6 +5,9 @@ Owns: turning Grep's inputs into one ``rg`` command line (always ``--no-config``
 group (registered with the session's ``ProcessRegistry``, stopped as a group on cancel
 with ``processes.supervised``), and shaping its output: matching lines (line numbers on by
 default), files newest first, or per-file counts; ``head_limit`` cuts lines or entries.
+Deny rules (``session.hidden``, built by the permission gate): ripgrep is told to skip the
+names it can match itself, and every result line is checked by path and file identity, so
+no line or name of a denied file comes back, even through a hard link or symlink.
 Must not: hold unbounded output: content streams into an ``OutputSink`` (which spills past
 the size limit) and ripgrep is stopped as soon as ``head_limit`` lines have arrived.
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +44,7 @@ T = TypeVar("T")
 E = TypeVar("E")
 
 _STDERR_KEEP = 4_096
+_CONTEXT_LINE = re.compile(rb"\d+-")
 # Sorting this many paths by mtime is quick enough for the event loop's thread.
 _INLINE_SORT_MAX = 64
 
@@ -103,12 +108,15 @@ class GrepTool(Tool):
         if rg is None:
             return tool_error("ripgrep (rg) is not installed; Grep cannot run.")
         target = ctx.resolve(call.path) if call.path else ctx.cwd
-        collector = _Collector(call, self.spec.max_result_bytes, ctx)
+        hidden = ctx.session.hidden.get(self.spec.name)
+        if hidden is not None:
+            hidden = hidden.fresh()  # identities looked up again for this call
+        collector = _Collector(call, self.spec.max_result_bytes, ctx, hidden)
         registry = ctx.session.processes
         try:
             process = await spawn_group(
                 registry,
-                _command(rg, call, target),
+                _command(rg, call, target, hidden),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -138,8 +146,14 @@ def _given(value: T | UnsetType) -> T | None:
     return None if isinstance(value, UnsetType) else value
 
 
-def _command(rg: str, call: _GrepCall, target: str) -> list[str]:
+def _command(rg: str, call: _GrepCall, target: str, hidden: Any = None) -> list[str]:
     args = [rg, "--no-config", "--hidden", "--glob", "!.git", "--max-columns", "500"]
+    if hidden is not None:
+        # Deny rules: ripgrep skips what it can itself; every result is checked again by
+        # path and identity (_Collector). --null makes the path of a content line certain.
+        args += hidden.rg_excludes()
+        if call.mode == "content":
+            args.append("--null")
     if call.mode == "files_with_matches":
         args.append("--files-with-matches")
     elif call.mode == "count":
@@ -195,8 +209,11 @@ async def _keep_head(stream: anyio.abc.ByteReceiveStream, into: bytearray) -> No
 class _Collector:
     """What one mode keeps of ripgrep's output, and the text it becomes."""
 
-    def __init__(self, call: _GrepCall, limit: int, ctx: ToolContext) -> None:
+    def __init__(self, call: _GrepCall, limit: int, ctx: ToolContext, hidden: Any = None) -> None:
         self.call = call
+        # Files deny rules hide (permissions.hidden.HiddenFiles), and the verdict per path.
+        self.hidden = hidden
+        self.verdicts: dict[bytes, bool] = {}
         self.found = False
         self.lines = 0
         self.skipped = 0  # content lines passed over for `offset`
@@ -207,6 +224,11 @@ class _Collector:
             ctx.sink = self.sink  # partial output if the call is cancelled
 
     def take(self, line: bytes) -> bool:
+        if self.hidden is not None:
+            kept = self._unhidden(line)
+            if kept is None:
+                return False
+            line = kept
         self.found = True
         if self.sink is None:
             self.entries.append(line)
@@ -218,6 +240,26 @@ class _Collector:
         self.sink.write(line.removesuffix(b"\r") + b"\n")
         self.lines += 1
         return self.call.head_limit is not None and self.lines >= self.call.head_limit
+
+    def _unhidden(self, line: bytes) -> bytes | None:
+        """The line as ripgrep prints it without --null, or None if it comes from a file
+        a deny rule hides."""
+        mode = self.call.mode
+        if mode == "content":
+            if b"\0" not in line:
+                return line  # a single file searched (checked before the call) or `--`
+            path, _, rest = line.partition(b"\0")
+            separator = b"-" if _CONTEXT_LINE.match(rest) else b":"
+            return None if self._hides(path) else path + separator + rest
+        path = line.rpartition(b":")[0] if mode == "count" else line
+        return None if self._hides(path) else line
+
+    def _hides(self, path: bytes) -> bool:
+        verdict = self.verdicts.get(path)
+        if verdict is None:
+            verdict = self.hidden.hides(os.fsdecode(path))
+            self.verdicts[path] = verdict
+        return verdict
 
     async def result(self, stopped: bool) -> ToolOutcome:
         if self.sink is not None:

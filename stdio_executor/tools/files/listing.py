@@ -77,15 +77,19 @@ def list_directory(
         return missing_path(path, "Directory")
     if not os.path.isdir(path):
         return tool_error(f"{path} is not a directory. Read it with Read.")
-    entries, truncated = _walk(path, ignore, check)
+    hidden = ctx.session.hidden.get(spec.name)
+    entries, truncated = _walk(path, ignore, check, hidden.fresh() if hidden else None)
     tree = _render(path, entries)
     text = f"{TRUNCATED if truncated else ''}{tree}\n\n{NOTE}"
     return finish(ToolOutcome(text), spec, ctx)
 
 
-def _walk(root: str, ignore: tuple[str, ...], check: Check) -> tuple[list[str], bool]:
+def _walk(
+    root: str, ignore: tuple[str, ...], check: Check, hidden: Any = None
+) -> tuple[list[str], bool]:
     """Paths relative to ``root`` (directories ending in ``/``), breadth first, at most
-    ``MAX_ENTRIES``; and whether more were left out."""
+    ``MAX_ENTRIES``; and whether more were left out. ``hidden``: what deny rules hide
+    (permissions.hidden), never listed, by name or identity."""
     found: list[str] = []
     queue: deque[str] = deque([""])
     seen = 0
@@ -105,6 +109,8 @@ def _walk(root: str, ignore: tuple[str, ...], check: Check) -> tuple[list[str], 
                 continue
             rel = rel_dir + name
             if _ignored(name, rel, ignore):
+                continue
+            if hidden is not None and hidden.hides(entry.path):
                 continue
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
