@@ -59,6 +59,7 @@ def run(quick: bool, only: set[str]) -> list[Row]:
             rows += measures.latency(ws, 300 if quick else 1_000)
         if "parallel" in only:
             rows += measures.parallel(ws, [1, 10, 50], repeat)
+            rows += measures.bash_cpu(ws, 100 if quick else 300, repeat)
         if "streaming" in only:
             rows += measures.streaming(ws, 200_000_000 if quick else 1_000_000_000, 3)
         if "scale" in only:

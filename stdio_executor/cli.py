@@ -67,6 +67,8 @@ _ENVIRONMENT = """\
 environment:
   STDIO_EXECUTOR_KILL_GRACE  seconds a stopped Bash process group gets between SIGTERM and
                              SIGKILL (default 1.0)
+  STDIO_EXECUTOR_CONTAINMENT subreaper: contain children without PID namespaces even where
+                             the kernel has them (docs/sandbox.md; for testing)
   MCP_TIMEOUT                milliseconds an MCP server gets to start (default 30000)
   MCP_TOOL_TIMEOUT           milliseconds one MCP tool call may take (default 600000)
   TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
@@ -372,14 +374,19 @@ def _serve(config: Config) -> int:
 
     import anyio
 
-    from .processes import ProcessRegistry
+    from .processes import ProcessRegistry, watch_parent_death
     from .runtime.daemon import EXIT_INTERNAL, Daemon
     from .tools.session import Session
 
+    watch_parent_death()
+    processes = ProcessRegistry()
+    # From the main thread, which lives as long as we do: the spawner's parent-death signal
+    # is tied to the thread that started it.
+    processes.start()
     session = Session(
         workspace=config.workspace,
         spill_dir=config.spill_dir,
-        processes=ProcessRegistry(),
+        processes=processes,
         session_id=f"{os.getpid()}",
         sandbox=sandbox if sandbox is not None and sandbox.active else None,
     )
@@ -614,6 +621,18 @@ def _permission_settings(config: Config) -> Settings | None:
         raise _BadSettings from None
 
 
+def _hook_files(config: Config, settings: Settings | None) -> list[str]:
+    """The scripts the settings' hooks run (held-back ones too): hooks run outside the
+    sandbox, so a sandboxed command must not be able to rewrite them."""
+    if settings is None:
+        return []
+    from .permissions.protected import hook_scripts
+
+    hooks = (settings.pending or settings).hooks
+    commands = [h.command for g in (*hooks.pre_tool_use, *hooks.post_tool_use) for h in g.hooks]
+    return sorted(hook_scripts(commands, config.workspace))
+
+
 def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
     """The session's sandbox, decided before ``ready`` (which says what it enforces). A
     sandbox that is required and unavailable, or bad ``sandbox`` settings: exit 2."""
@@ -634,6 +653,7 @@ def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
             spill_dir=config.spill_dir,
             additional_directories=settings.additional_directories if settings else (),
             deny_rules=settings.deny if settings else (),
+            hook_files=_hook_files(config, settings),
             disabled=disabled,
         )
     except SandboxSettingsError as exc:

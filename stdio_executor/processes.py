@@ -1,29 +1,66 @@
-"""Child process groups: start them, stop them, and never leak them.
+"""Child processes: start them, stop them, and never leak them.
 
-Owns: the registry of every process group the daemon starts (Bash commands, hooks, MCP
-servers), their orderly stop (SIGTERM to the group, bounded wait, SIGKILL, reap), and the
-*reaper*: a tiny watchdog process that kills every registered group when the daemon dies,
-even by SIGKILL.
-Must not: decide *when* to stop a process (the executor core does), or read its output.
+Owns: the one lifetime of every process the daemon starts (Bash commands, background jobs,
+hooks, MCP servers, ripgrep): ``spawn_group`` starts it through the *spawner*, ``Child`` is
+its handle, ``stop_group`` stops it (SIGTERM, bounded wait, SIGKILL), ``supervised`` stops it
+when its caller is cancelled, ``read_until_exit`` reads its output until it is gone, and
+``ProcessRegistry`` holds the spawner and the live children of one daemon.
+Must not: decide *when* to stop a process (the executor core does), read its output, or
+decide sandbox policy (``stdio_executor.sandbox`` does, through a ``ChildSetup``).
 
-Why a reaper and not only a parent-death signal: ``PR_SET_PDEATHSIG`` reaches the direct
-child alone and is cleared on fork, so the ``sleep`` that ``bash -c 'sleep 60; echo'`` forks
-would survive a killed daemon. Each child runs in its own session, so its process group
-holds its whole tree; the reaper holds the list of groups and reads a pipe from the daemon.
-When that pipe reaches EOF (the daemon is gone, however it died) it SIGKILLs every group
-still listed. It ignores SIGINT/SIGTERM/SIGHUP so a Ctrl-C to the terminal's foreground
-group cannot take it down before it has done its job.
+Containment (docs/sandbox.md says which layer holds where). Every child is started by the
+spawner (``_spawner.py``), a small process the daemon starts once. Each call gets an
+*init*: pid 1 of a PID namespace of its own where the kernel allows it (root, or an
+unprivileged user namespace), else a child subreaper. When the call's command exits, its
+init exits and the kernel SIGKILLs everything left in the namespace: whatever the command
+did to escape (``setsid``, double fork, ``nohup``, ignoring SIGTERM) it cannot leave the
+namespace. The spawner carries a parent-death signal tied to the daemon, each init one
+tied to the spawner, so a daemon that dies in any way (SIGKILL included) takes every call
+down; a daemon that exits closes the spawner's socket, which does the same.
+
+Why not process groups, as before: a group id is a pid, and pids are recycled (32,768 of
+them here). The old reaper kept every group it was told of, including groups whose leader
+had exited while a background child still ran; once those emptied, their ids were free,
+and the reaper's final ``killpg`` (and ``kill_all`` at exit) hit whatever process group
+had been given the id since: another program, or another daemon's reaper, which then
+logged ``reaper is gone ([Errno 32] Broken pipe)`` and left its children behind when its
+own daemon was killed. The spawner signals a call only while the call's init is its own
+unreaped child, so the pid it signals cannot have been recycled.
+
+The sandbox seam (``ChildSetup``). ``spawn_group(..., setup=plan)`` takes an optional plan
+from the sandbox; ``None`` means no sandbox, only containment. A plan adds:
+
+- ``unshare_flags``: ``CLONE_NEW*`` bits OR-ed into the namespaces the call's init is
+  created in (``clone(2)``; ours is ``CLONE_NEWPID`` where allowed). Everything the command
+  starts is inside them. With ``CLONE_NEWUSER`` among them, the spawner writes the one-line
+  uid/gid maps (the daemon's own ids mapped to themselves, ``setgroups`` denied) before the
+  init goes on, so the command keeps the user's identity.
+- ``pre_exec(*pre_exec_args)``: runs in the call's init, inside the new namespaces, after
+  ``setsid`` and ``chdir``, immediately before the init starts the command; so what it sets
+  must be inherited across fork and exec (a Landlock domain, mounts, ``NO_NEW_PRIVS``,
+  rlimits, a seccomp filter), and it must not exec itself. The init is a forked child of
+  the spawner: system calls only (``ctypes`` Landlock, mounts, ``prctl``), no locks, no
+  threads, no imports, no logging. It must be a module-level function (pickled by
+  reference, imported in the spawner, whose ``sys.path`` is the daemon's) and its
+  arguments plain picklable data. If it raises, the spawn fails with ``OSError`` carrying
+  its message, and the command never runs.
+- ``argv_prefix``: prepended to the argv (e.g. ``bwrap ... --``); ``env``: merged over the
+  child's environment.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
+import pickle
 import signal
+import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -31,194 +68,380 @@ import anyio.abc
 
 __all__ = [
     "KILL_GRACE_S",
+    "PARENT_DEATH_SIGNAL",
+    "Child",
+    "ChildSetup",
     "ProcessRegistry",
-    "group_alive",
     "read_until_exit",
     "spawn_group",
     "stop_group",
     "supervised",
+    "watch_parent_death",
 ]
 
-# After a child exits, how long to keep reading output that its background children might
-# still be writing into the shared pipes before giving up on EOF.
+# After a child exits, how long to keep reading output still in its pipes (a descendant
+# holding them is killed with the call, so EOF normally follows at once).
 DRAIN_AFTER_EXIT_S = 0.1
-# How long a group gets between SIGTERM and SIGKILL (and then to be reaped).
+# How long a call gets between SIGTERM and SIGKILL (and then to be gone).
 KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
+# How long close() waits for the spawner to kill everything and exit.
+_CLOSE_WAIT_S = 3.0
+# Sent to the daemon when the thread that started it exits (Linux). Not SIGTERM: in a
+# multithreaded host that thread may exit while the host lives on, so the signal is only a
+# prompt to compare getppid() with the parent we had (``_watch_parent`` does).
+PARENT_DEATH_SIGNAL = signal.SIGUSR2
+_SPAWNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_spawner.py")
 
 log = logging.getLogger(__name__)
 
-_REAPER_SOURCE = r"""
-import os, signal
-for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE):
-    signal.signal(s, signal.SIG_IGN)
-groups, buf = set(), b""
-while True:
-    try:
-        chunk = os.read(0, 65536)
-    except InterruptedError:
-        continue
-    if not chunk:
-        break
-    buf += chunk
-    *lines, buf = buf.split(b"\n")
-    for line in lines:
-        if line[:1] == b"+":
-            groups.add(int(line[1:]))
-        elif line[:1] == b"-":
-            groups.discard(int(line[1:]))
-for g in groups:
-    try:
-        os.killpg(g, signal.SIGKILL)
-    except OSError:
-        pass
-"""
+
+@dataclass(frozen=True, slots=True)
+class ChildSetup:
+    """A sandbox's additions to one child's start (the contract is in the module docstring)."""
+
+    unshare_flags: int = 0
+    pre_exec: Callable[..., None] | None = None
+    pre_exec_args: tuple[Any, ...] = ()
+    argv_prefix: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # pragma: no cover - only if the pgid was reused by another user
-        return False
-    return True
+def watch_parent_death() -> None:
+    """Ask the kernel for ``PARENT_DEATH_SIGNAL`` when our parent goes (Linux), ignored
+    until the event loop listens for it. The caller then compares ``os.getppid()`` with
+    ``PARENT_AT_START``: a parent that died before this call is seen that way."""
+    signal.signal(PARENT_DEATH_SIGNAL, signal.SIG_IGN)
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, PARENT_DEATH_SIGNAL, 0, 0, 0)
+
+
+class Child:
+    """One started call. ``pid`` is the command's, as we see it (it leads a process group
+    of its own; inside its namespace it is pid 2); ``init_pid`` its init's. ``returncode``
+    is the command's exit status as ``subprocess`` gives it (negative: killed by that
+    signal), set once nothing of the call is left."""
+
+    def __init__(self, registry: ProcessRegistry, call_id: int) -> None:
+        self._registry = registry
+        self.call_id = call_id
+        self.pid = 0
+        self.init_pid = 0
+        self.mode = ""
+        self.returncode: int | None = None
+        self.stdin: FdSendStream | None = None
+        self.stdout: FdReceiveStream | None = None
+        self.stderr: FdReceiveStream | None = None
+        self._command_status: int | None = None
+        self._started = anyio.Event()
+        self._gone = anyio.Event()
+        self._failure: OSError | None = None
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    async def wait(self) -> int:
+        await self._gone.wait()
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        """To the call: the init forwards SIGTERM/SIGINT/SIGHUP to every process of it;
+        SIGKILL ends the init and with it the call."""
+        if self.returncode is None:
+            self._registry._send(("signal", self.call_id, signum))
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    async def aclose(self) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                await stream.aclose()
+
+    # -- from the spawner's messages (the event loop's reader callback) --
+
+    def _on_started(self, init_pid: int, pid: int, mode: str) -> None:
+        self.init_pid, self.pid, self.mode = init_pid, pid, mode
+        self._started.set()
+
+    def _on_failed(self, errno: int, message: str) -> None:
+        self._failure = OSError(errno, message)
+        self._started.set()
+        self._gone.set()
+
+    def _on_status(self, status: int) -> None:
+        self._command_status = status
+
+    def _on_gone(self, status: int | None) -> None:
+        if self._gone.is_set():
+            return
+        if self._command_status is not None:
+            status = self._command_status
+        self.returncode = os.waitstatus_to_exitcode(status) if status is not None else -9
+        self._started.set()
+        self._gone.set()
 
 
 class ProcessRegistry:
-    """The process groups this daemon started and has not yet seen die."""
+    """One daemon's spawner and the children it has started and not yet seen gone."""
 
     def __init__(self) -> None:
-        self._groups: set[int] = set()
-        self._reaper: subprocess.Popen[bytes] | None = None
-        self._reaper_fd: int | None = None
+        self._sock: socket.socket | None = None
+        self._spawner: subprocess.Popen[bytes] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._children: dict[int, Child] = {}
+        self._next_id = 0
 
     @property
-    def groups(self) -> frozenset[int]:
-        return frozenset(self._groups)
+    def live(self) -> frozenset[Child]:
+        return frozenset(self._children.values())
 
     @property
-    def reaper_pid(self) -> int | None:
-        return self._reaper.pid if self._reaper else None
+    def spawner_pid(self) -> int | None:
+        return self._spawner.pid if self._spawner else None
 
-    def register(self, pgid: int) -> None:
-        """Call right after spawning a child with ``start_new_session=True``."""
-        self._groups.add(pgid)
-        self._tell(b"+%d\n" % pgid)
-
-    def forget(self, pgid: int) -> None:
-        """The group is empty (every member reaped): its id may be reused, stop tracking."""
-        if pgid in self._groups:
-            self._groups.discard(pgid)
-            self._tell(b"-%d\n" % pgid)
-
-    def forget_if_empty(self, pgid: int) -> bool:
-        """Forget a group whose leader exited, unless background members still run."""
-        if group_alive(pgid):
-            return False
-        self.forget(pgid)
-        return True
+    def start(self) -> None:
+        """Start the spawner now (else the first spawn does). Call it from the thread that
+        lives as long as the daemon: its parent-death signal is tied to that thread."""
+        if self._sock is not None:
+            return
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            self._spawner = subprocess.Popen(
+                [sys.executable, "-I", "-S", _SPAWNER, str(os.getpid())],
+                stdin=theirs.fileno(),
+                stdout=subprocess.DEVNULL,
+                close_fds=True,
+                start_new_session=True,  # a Ctrl-C to the terminal's group must not reach it
+            )
+        finally:
+            theirs.close()
+        self._sock = ours
+        self._send(("path", list(sys.path)))
 
     def kill_all(self, sig: int = signal.SIGKILL) -> None:
-        for pgid in list(self._groups):
-            try:
-                os.killpg(pgid, sig)
-            except ProcessLookupError:
-                self.forget(pgid)
-            except OSError as exc:  # pragma: no cover - defensive
-                log.warning("could not signal process group %d: %s", pgid, exc)
+        for child in list(self._children.values()):
+            child.send_signal(sig)
 
     def close(self) -> None:
-        """Kill every group still listed and let the reaper go (normal exit)."""
-        self.kill_all(signal.SIGKILL)
-        self._groups.clear()
-        if self._reaper_fd is not None:
-            with contextlib.suppress(OSError):
-                os.close(self._reaper_fd)
-            self._reaper_fd = None
-        if self._reaper is not None:
+        """Kill every call and let the spawner go (it kills what is left on EOF)."""
+        if self._loop is not None and self._sock is not None:
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self._sock.fileno())
+        self._loop = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._spawner is not None:
             try:
-                self._reaper.wait(timeout=2)
+                self._spawner.wait(timeout=_CLOSE_WAIT_S)
             except subprocess.TimeoutExpired:  # pragma: no cover - defensive
-                self._reaper.kill()
-            self._reaper = None
+                self._spawner.kill()
+                self._spawner.wait()
+            self._spawner = None
+        for child in list(self._children.values()):
+            child._on_gone(None)
+        self._children.clear()
 
-    def _tell(self, line: bytes) -> None:
-        if self._reaper_fd is None:
-            self._start_reaper()
-        assert self._reaper_fd is not None
+    # ---------------------------------------------------------------- the wire
+
+    def _send(self, message: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
+        if self._sock is None:
+            return
+        data = pickle.dumps(message)
         try:
-            os.write(self._reaper_fd, line)
-        except OSError as exc:  # pragma: no cover - the reaper died; groups are still killed by us
-            log.warning("reaper is gone (%s); children are killed only on orderly exit", exc)
+            if fds:
+                socket.send_fds(self._sock, [data], list(fds))
+            else:
+                self._sock.send(data)
+        except OSError as exc:
+            log.error("the process spawner is gone (%s)", exc)
+            self._lost()
 
-    def _start_reaper(self) -> None:
-        # -I -S: no site, no user paths, no environment: starts in ~10 ms and cannot be
-        # broken by the workspace's sitecustomize or PYTHONPATH.
-        self._reaper = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _REAPER_SOURCE],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-            close_fds=True,
-        )
-        assert self._reaper.stdin is not None
-        # Keep the raw fd: writes are tiny and must not sit in a buffer if we are SIGKILLed.
-        self._reaper_fd = os.dup(self._reaper.stdin.fileno())
-        self._reaper.stdin.close()
+    def _listen(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self._loop is loop:
+            return
+        assert self._sock is not None
+        self._sock.setblocking(False)
+        loop.add_reader(self._sock.fileno(), self._on_readable)
+        self._loop = loop
+
+    def _on_readable(self) -> None:
+        while self._sock is not None:
+            try:
+                data = self._sock.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                log.error("the process spawner exited; its children were killed with it")
+                self._lost()
+                return
+            kind, call_id, *rest = pickle.loads(data)
+            child = self._children.get(call_id)
+            if child is None:
+                continue
+            if kind == "started":
+                child._on_started(rest[0], rest[1], rest[2])
+            elif kind == "failed":
+                del self._children[call_id]
+                child._on_failed(rest[0], rest[1])
+            elif kind == "status":
+                child._on_status(rest[0])
+            elif kind == "exited":
+                del self._children[call_id]
+                child._on_gone(rest[0])
+
+    def _lost(self) -> None:
+        """The spawner died (it never should while the daemon runs): its calls died with
+        it; the next spawn starts a new one."""
+        if self._loop is not None and self._sock is not None:
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self._sock.fileno())
+        self._loop = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        if self._spawner is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._spawner.wait(timeout=1)
+            self._spawner = None
+        for child in list(self._children.values()):
+            if child._started.is_set():
+                child._on_gone(None)
+            else:
+                child._on_failed(5, "the process spawner exited")
+        self._children.clear()
+
+    def _new_child(self) -> Child:
+        self._next_id += 1
+        child = Child(self, self._next_id)
+        self._children[child.call_id] = child
+        return child
+
+
+_Fd = int | None
+
+
+def _child_end(spec: _Fd, inherit: int, for_reading: bool) -> tuple[int, int | None, bool]:
+    """(fd for the child, our end of a pipe or None, whether the child's fd is ours to close)."""
+    if spec is None:
+        return inherit, None, False
+    if spec == subprocess.PIPE:
+        r, w = os.pipe()
+        return (r, w, True) if for_reading else (w, r, True)
+    if spec == subprocess.DEVNULL:
+        return os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC), None, True
+    if spec < 0:
+        raise ValueError(f"unsupported stdio spec {spec}")
+    return spec, None, False
 
 
 async def spawn_group(
-    registry: ProcessRegistry, argv: Sequence[str], **kwargs: Any
-) -> anyio.abc.Process:
-    """Start a child in a session (and process group) of its own and register the group.
+    registry: ProcessRegistry,
+    argv: Sequence[str],
+    *,
+    stdin: _Fd = None,
+    stdout: _Fd = None,
+    stderr: _Fd = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    setup: ChildSetup | None = None,
+) -> Child:
+    """Start a contained child (module docstring) and return its handle.
 
-    Shielded: a cancel landing mid-spawn would leave a started child unregistered and never
-    killed. The cancel takes effect at the caller's next await instead, inside
-    ``supervised``, which stops the group.
+    ``stdin``/``stdout``/``stderr``: ``None`` (the daemon's own fd), ``subprocess.PIPE``
+    (the handle gets a stream), ``subprocess.DEVNULL``, ``subprocess.STDOUT`` (stderr
+    only), or an fd of ours that the child gets a copy of. ``setup`` is the sandbox's plan
+    (module docstring), ``None`` for none. Raises ``OSError`` if the command cannot start
+    (not found, a missing ``cwd``, a failing ``pre_exec``).
+
+    Shielded: a cancel landing mid-spawn would leave a started child without a handle.
+    The cancel takes effect at the caller's next await instead, inside ``supervised``.
     """
+    argv = list(argv)
+    full_env = dict(os.environ if env is None else env)
+    flags, pre_exec, pre_args = 0, None, ()
+    if setup is not None:
+        argv = [*setup.argv_prefix, *argv]
+        full_env.update(setup.env)
+        flags, pre_exec, pre_args = setup.unshare_flags, setup.pre_exec, setup.pre_exec_args
     with anyio.CancelScope(shield=True):
-        process = await _open_process(list(argv), start_new_session=True, **kwargs)
-        registry.register(process.pid)
-    return process
+        registry.start()
+        registry._listen()
+        opened: list[int] = []
+        ends: list[int | None] = []
+        fds: list[int] = []
+        try:
+            for spec, inherit, reading in ((stdin, 0, True), (stdout, 1, False)):
+                fd, end, close = _child_end(spec, inherit, reading)
+                fds.append(fd)
+                ends.append(end)
+                if close:
+                    opened.append(fd)
+            if stderr == subprocess.STDOUT:
+                fds.append(fds[1])
+                ends.append(None)
+            else:
+                fd, end, close = _child_end(stderr, 2, False)
+                fds.append(fd)
+                ends.append(end)
+                if close:
+                    opened.append(fd)
+            child = registry._new_child()
+            message = ("spawn", child.call_id, argv, cwd, full_env, flags, pre_exec, pre_args)
+            registry._send(message, fds)
+        except BaseException:
+            for end in ends:
+                if end is not None:
+                    os.close(end)
+            raise
+        finally:
+            for fd in opened:
+                os.close(fd)
+        await child._started.wait()
+        if child._failure is not None:
+            for end in ends:
+                if end is not None:
+                    os.close(end)
+            raise child._failure
+        if ends[0] is not None:
+            child.stdin = FdSendStream(ends[0])
+        if ends[1] is not None:
+            child.stdout = FdReceiveStream(ends[1])
+        if ends[2] is not None:
+            child.stderr = FdReceiveStream(ends[2])
+    return child
 
 
-async def _open_process(argv: list[str], **kwargs: Any) -> anyio.abc.Process:
-    """``anyio.open_process``, which does not accept ``preexec_fn`` (the sandbox's child
-    set-up); its backend passes every subprocess keyword through, so that one goes there."""
-    if "preexec_fn" not in kwargs:
-        return await anyio.open_process(argv, **kwargs)
-    from anyio._core._eventloop import get_async_backend
-
-    kwargs.setdefault("stdin", subprocess.PIPE)
-    kwargs.setdefault("stdout", subprocess.PIPE)
-    kwargs.setdefault("stderr", subprocess.PIPE)
-    process: anyio.abc.Process = await get_async_backend().open_process(argv, **kwargs)
-    return process
-
-
-async def stop_group(process: anyio.abc.Process) -> None:
-    """SIGTERM the group, wait a bounded time, SIGKILL it, reap the leader."""
-    pgid = process.pid
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signal.SIGTERM)
+async def stop_group(process: Child) -> None:
+    """SIGTERM the call, wait a bounded time, SIGKILL it, wait until it is gone."""
+    if process.returncode is not None:
+        return
+    process.send_signal(signal.SIGTERM)
     with anyio.move_on_after(KILL_GRACE_S):
         await process.wait()
-    if group_alive(pgid):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(pgid, signal.SIGKILL)
+    if process.returncode is None:
+        process.send_signal(signal.SIGKILL)
     with anyio.move_on_after(KILL_GRACE_S):
         await process.wait()
 
 
 @contextlib.asynccontextmanager
-async def supervised(
-    process: anyio.abc.Process, registry: ProcessRegistry
-) -> AsyncIterator[anyio.abc.Process]:
-    """The lifetime of a spawned group: on cancellation (or any error) the whole group is
-    stopped, shielded so the kill itself cannot be cancelled and bounded by the grace; at the
-    end the group is forgotten once empty (background children of a finished command stay
-    registered until they exit or the daemon does) and the process is closed."""
+async def supervised(process: Child, registry: ProcessRegistry) -> AsyncIterator[Child]:
+    """The lifetime of a spawned call: on cancellation (or any error) it is stopped,
+    shielded so the kill itself cannot be cancelled and bounded by the grace; at the end
+    its streams are closed."""
     try:
         yield process
     except BaseException:
@@ -226,17 +449,15 @@ async def supervised(
             await stop_group(process)
         raise
     finally:
-        registry.forget_if_empty(process.pid)
         with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
             await process.aclose()
 
 
-async def read_until_exit(process: anyio.abc.Process, read: Callable[[], Awaitable[None]]) -> None:
-    """Run ``read`` (which reads the child's pipes to EOF) until the child has exited.
+async def read_until_exit(process: Child, read: Callable[[], Awaitable[None]]) -> None:
+    """Run ``read`` (which reads the child's pipes to EOF) until the child is gone.
 
-    A background job the child started (``cmd &``) inherits its pipes, so EOF may never
-    come: once the child itself is gone, reading gets ``DRAIN_AFTER_EXIT_S`` more to take
-    what is already in the pipe, then stops.
+    The call's processes die with it, so EOF follows; ``DRAIN_AFTER_EXIT_S`` bounds the
+    wait where it does not (a pipe handed to something outside the call).
     """
     async with anyio.create_task_group() as tg:
         done = anyio.Event()
@@ -251,4 +472,57 @@ async def read_until_exit(process: anyio.abc.Process, read: Callable[[], Awaitab
         await process.wait()
         with anyio.move_on_after(DRAIN_AFTER_EXIT_S):
             await done.wait()
-        tg.cancel_scope.cancel("child exited; background children keep its pipes open")
+        tg.cancel_scope.cancel("child exited")
+
+
+class FdReceiveStream(anyio.abc.ByteReceiveStream):
+    """Our end of a child's output pipe, read without a thread or a transport."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self.fd: int | None = fd
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        while True:
+            if self.fd is None:
+                raise anyio.ClosedResourceError
+            try:
+                data = os.read(self.fd, max_bytes)
+            except BlockingIOError:
+                await anyio.wait_readable(self.fd)
+                continue
+            if not data:
+                raise anyio.EndOfStream
+            return data
+
+    async def aclose(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)
+
+
+class FdSendStream(anyio.abc.ByteSendStream):
+    """Our end of a child's input pipe."""
+
+    def __init__(self, fd: int) -> None:
+        os.set_blocking(fd, False)
+        self.fd: int | None = fd
+
+    async def send(self, item: bytes) -> None:
+        view = memoryview(item)
+        while view:
+            if self.fd is None:
+                raise anyio.ClosedResourceError
+            try:
+                written = os.write(self.fd, view)
+            except BlockingIOError:
+                await anyio.wait_writable(self.fd)
+                continue
+            except BrokenPipeError:
+                raise anyio.BrokenResourceError from None
+            view = view[written:]
+
+    async def aclose(self) -> None:
+        if self.fd is not None:
+            fd, self.fd = self.fd, None
+            os.close(fd)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import anyio
 import anyio.abc
 
-from ..processes import ProcessRegistry, read_until_exit, spawn_group, stop_group, supervised
+from ..processes import Child, ProcessRegistry, read_until_exit, spawn_group, stop_group, supervised
 from .config import HookCommand
 
 __all__ = ["HookRun", "run_hooks"]
@@ -114,9 +114,7 @@ class _Capped:
         return self.data.decode("utf-8", "replace")
 
 
-async def _communicate(
-    process: anyio.abc.Process, payload: bytes, out: _Capped, err: _Capped
-) -> None:
+async def _communicate(process: Child, payload: bytes, out: _Capped, err: _Capped) -> None:
     async def feed() -> None:
         assert process.stdin is not None
         # A hook that never reads its stdin must not block us: it just loses the payload.

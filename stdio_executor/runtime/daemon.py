@@ -27,6 +27,7 @@ import anyio
 import anyio.abc
 import msgspec
 
+from .. import PARENT_AT_START
 from ..config import Config
 from ..core import (
     Action,
@@ -43,7 +44,7 @@ from ..core import (
 )
 from ..journal import Journal
 from ..permissions.gate import Gate, OpenGate
-from ..processes import group_alive
+from ..processes import PARENT_DEATH_SIGNAL
 from ..protocol import (
     AddTool,
     CommandDecoder,
@@ -211,12 +212,12 @@ class Daemon:
         if self.mcp is not None:
             await self.mcp.aclose()
         processes = self.session.processes
-        if processes.groups:
-            # Leftover groups (background commands): a chance to exit cleanly, then KILL.
+        if processes.live:
+            # Leftovers (background commands): a chance to exit cleanly, then KILL.
             processes.kill_all(signal.SIGTERM)
             with anyio.move_on_after(0.5):
-                while any(group_alive(g) for g in processes.groups):  # noqa: ASYNC110
-                    await anyio.sleep(0.02)  # no event tells us a group emptied: poll
+                while processes.live:  # noqa: ASYNC110
+                    await anyio.sleep(0.02)
         processes.close()
         await self.session.jobs.aclose()
         if not self.wire.closed:
@@ -441,16 +442,20 @@ class Daemon:
                 self.inbox.put(SignalReceived(signum))
 
     async def _watch_parent(self) -> None:
-        """Notice a host that died or stopped reading even while nothing is written."""
-        parent = os.getppid()
+        """Notice a host that died or stopped reading even while nothing is written: the
+        parent-death signal, and a poll (a host that died before we asked for the signal,
+        or a platform without it)."""
+        parent = PARENT_AT_START
         poller = select.poll()
         # An empty event mask still reports POLLERR/POLLHUP: the pipe's read end is closed.
         poller.register(self.fds.output_fd, 0)
-        while True:
-            await anyio.sleep(_PARENT_POLL_S)
-            if parent != 1 and os.getppid() != parent:
-                self.inbox.put(HostGone(f"parent process {parent} exited"))
-                return
-            if poller.poll(0):
-                self.inbox.put(HostGone("stdout closed"))
-                return
+        with anyio.open_signal_receiver(PARENT_DEATH_SIGNAL) as deaths:
+            while True:
+                if parent != 1 and os.getppid() != parent:
+                    self.inbox.put(HostGone(f"parent process {parent} exited"))
+                    return
+                if poller.poll(0):
+                    self.inbox.put(HostGone("stdout closed"))
+                    return
+                with anyio.move_on_after(_PARENT_POLL_S):
+                    await deaths.__anext__()

@@ -14,7 +14,7 @@ What holds where (docs/sandbox.md has the whole table):
 
 - writes: Landlock allows writing only under the workspace, ``additionalDirectories``, the
   session temp dir (``TMPDIR``), the spill dir and ``sandbox.filesystem.allowWrite``;
-- control files under those (``protected.WORKSPACE_CONTROL_PATHS``), Edit deny rules and
+- control files under those (``permissions.protected``), Edit deny rules and
   ``denyWrite``: read-only bind mounts in a private mount namespace;
 - reads denied by Read rules and ``denyRead``: an empty file or directory mounted over the
   path (a pattern is expanded by a bounded walk of the workspace at session start; other
@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..protected import HOME_CONTROL_FILES, WORKSPACE_CONTROL_PATHS
+from ..permissions.protected import control_paths
 from .settings import SandboxSettings
 
 __all__ = ["Route", "Sandbox", "SandboxStatus", "Spawn", "StartupError", "build_sandbox"]
@@ -349,6 +349,7 @@ def build_sandbox(
     spill_dir: str,
     additional_directories: Sequence[str] = (),
     deny_rules: Iterable[Any] = (),
+    hook_files: Sequence[str] = (),
     disabled: Sequence[str] = (),
 ) -> Sandbox:
     """The session's sandbox. Raises ``StartupError`` when it is required (``--sandbox
@@ -383,7 +384,7 @@ def build_sandbox(
         return _unsupported(settings, workspace, support.problem, required)
     writable = _writable(workspace, spill_dir, tmp_dir, additional_directories, settings)
     deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
-    read_only = _read_only(writable, edit_denied, settings)
+    read_only = _read_only(workspace, writable, edit_denied, settings, hook_files)
     if bwrap is not None:
         return _bubblewrap(
             settings, workspace, bwrap, writable, deny_read, read_only, tmp_dir, base, notes
@@ -522,21 +523,32 @@ def _writable(
 
 
 def _read_only(
-    writable: Sequence[str], edit_denied: Sequence[str], settings: SandboxSettings
+    workspace: str,
+    writable: Sequence[str],
+    edit_denied: Sequence[str],
+    settings: SandboxSettings,
+    hook_files: Sequence[str],
 ) -> tuple[str, ...]:
-    home = os.path.realpath(os.path.expanduser("~"))
+    """The control files (the permission layer's list, ``permissions.protected``) and the
+    Edit/denyWrite paths that lie under a writable tree: those need a read-only mount (the
+    rest is read-only through Landlock already). ``.git`` as a whole stays writable, so
+    that git works in the sandbox: only its ``config``, ``hooks`` and ``info`` (what makes
+    git run programs) are protected, as Claude Code does."""
+    home = os.path.expanduser("~")
+    roots = [r for r in writable if r != workspace]
     out: list[str] = []
-    for root in writable:
-        names = HOME_CONTROL_FILES if root == home else WORKSPACE_CONTROL_PATHS
-        out += [os.path.join(root, n) for n in names]
-        # In a linked worktree (or a submodule) `.git` is a file naming the git directory:
-        # rewritten, it would point the user's next `git status` at a config of the
-        # command's choosing.
-        dot_git = os.path.join(root, ".git")
-        if os.path.lexists(dot_git) and not os.path.isdir(dot_git):
-            out.append(dot_git)
-    out += [p for p in (*edit_denied, *settings.deny_write) if _under_any(p, writable)]
-    return tuple(dict.fromkeys(out))
+    for path in control_paths(workspace, home, hook_files, roots=roots):
+        if os.path.basename(path) == ".git" and os.path.isdir(path):
+            out += [os.path.join(path, n) for n in ("config", "hooks", "info")]
+        elif os.path.basename(path) == ".git":
+            # In a linked worktree (or a submodule) `.git` is a file naming the git
+            # directory: rewritten, it would point the user's next `git status` at a
+            # config of the command's choosing.
+            out.append(path)
+        else:
+            out.append(path)
+    out += [*edit_denied, *settings.deny_write]
+    return tuple(p for p in dict.fromkeys(out) if _under_any(p, writable))
 
 
 def _pins(protected: Sequence[str], writable: Sequence[str]) -> list[str]:

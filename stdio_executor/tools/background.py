@@ -1,6 +1,6 @@
 """Background shells: the commands Bash started with ``run_in_background``.
 
-Owns: the session's job registry (``JobRegistry``): starting a job in its own process group
+Owns: the session's job registry (``JobRegistry``): starting a job contained like any call
 (``processes.spawn_group``) with its merged output going to a log file in the spill
 directory, a watcher per job that records its exit and tells the host (``job_exited``),
 reading the output a job produced since the last read (capped like a Bash result, the log
@@ -8,7 +8,8 @@ being the spill file), waiting for a job, killing a job and everything it starte
 (``processes.stop_group``), and the listing the host gets with ``list_jobs``.
 Must not: know the wire or the tools' wording (``tools/shells.py`` words results; the daemon
 turns the registry's notices into events). A job outlives the tool call that started it but
-never the daemon: its group is registered with the reaper like any other.
+never the daemon, and nothing it starts outlives the job (``processes``: its own PID
+namespace).
 
 Job ids are ``bash_1``, ``bash_2``... in start order: stable across replays of a fixture,
 and the shape Claude Code used before 2.1 (later versions use random ids; a model takes
@@ -20,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Coroutine, Sequence
@@ -28,9 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal
 
 import anyio
-import anyio.abc
 
-from ..processes import KILL_GRACE_S, ProcessRegistry, group_alive, spawn_group, stop_group
+from ..processes import KILL_GRACE_S, Child, ProcessRegistry, spawn_group, stop_group
 from .output import complete_utf8, decode_prefix, decode_suffix
 
 __all__ = ["Job", "JobRegistry", "JobStatus", "NewOutput"]
@@ -89,7 +88,7 @@ class JobRegistry:
     def __init__(self, processes: ProcessRegistry) -> None:
         self.processes = processes
         self._jobs: dict[str, Job] = {}
-        self._processes: dict[str, anyio.abc.Process] = {}
+        self._processes: dict[str, Child] = {}
         self._count = 0
         self._start_soon: StartSoon | None = None
         self._on_start: Callable[[Job], None] = lambda job: None
@@ -134,7 +133,7 @@ class JobRegistry:
                 self.processes,
                 [*argv_prefix, "/bin/bash", "-c", command],
                 stdin=subprocess.DEVNULL,
-                stdout=log,
+                stdout=log.fileno(),
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
                 **spawn,
@@ -157,7 +156,7 @@ class JobRegistry:
             self._start_soon(lambda: self._watch(job, process))
         return job
 
-    async def _watch(self, job: Job, process: anyio.abc.Process) -> None:
+    async def _watch(self, job: Job, process: Child) -> None:
         try:
             await process.wait()
         finally:
@@ -169,9 +168,6 @@ class JobRegistry:
             job.status = "killed"
         else:
             job.status = "completed" if job.exit_code == 0 else "failed"
-        # Children the job left running (``cmd &``) keep the group registered, and die with
-        # the daemon or with KillShell.
-        self.processes.forget_if_empty(job.pid)
         job.done.set()
         self._on_exit(job)
 
@@ -182,26 +178,18 @@ class JobRegistry:
         return job.done.is_set()
 
     async def kill(self, job: Job) -> bool:
-        """Stop the job's whole process group; False if nothing was running any more."""
+        """Stop the job and everything it started; False if nothing was running any more."""
         process = self._processes.get(job.job_id)
         was_running = job.status == "running"
         if was_running:
             job.killed = True
-        if process is not None and (was_running or group_alive(job.pid)):
+        if process is not None and was_running:
             with anyio.CancelScope(shield=True):
+                # Gone when this returns: the job's init and with it its whole namespace.
                 await stop_group(process)
-                # The model is told the job is gone: make it so before answering. Members
-                # that got SIGKILL may take a moment to die on a loaded machine.
-                with anyio.move_on_after(KILL_GRACE_S):
-                    while _live_members(job.pid):
-                        with contextlib.suppress(ProcessLookupError):
-                            os.killpg(job.pid, signal.SIGKILL)
-                        await anyio.sleep(0.01)
                 # Let the watcher record the exit before the caller reports it.
                 with anyio.move_on_after(KILL_GRACE_S):
                     await job.done.wait()
-        if not group_alive(job.pid):
-            self.processes.forget(job.pid)
         return was_running
 
     def read_new(self, job: Job, limit: int, pattern: re.Pattern[str] | None) -> NewOutput:
@@ -301,31 +289,8 @@ class JobRegistry:
         return NewOutput("\n".join(head) + note + "\n".join(tail), True, consumed, matched)
 
     async def aclose(self) -> None:
-        """Daemon exit: every job's group is killed (the registry's close does it for all
-        groups); mark what was running as killed."""
+        """Daemon exit: every job is killed (the registry's close does it for every call);
+        mark what was running as killed."""
         for job in self._jobs.values():
             if job.status == "running":
                 job.killed = True
-
-
-def _live_members(pgid: int) -> bool:
-    """Whether a process of the group is still alive (a zombie is not: it only waits to be
-    reaped). Scans /proc: only the kill path uses it."""
-    if not group_alive(pgid):
-        return False
-    try:
-        names = os.listdir("/proc")
-    except OSError:  # pragma: no cover - no /proc: trust the signal
-        return True
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        fields = data[data.rindex(b")") + 2 :].split()
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False

@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import math
 import os
+import re
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from ..permissions.bash_syntax import CommandInfo, analyze
-from ..processes import read_until_exit, spawn_group, stop_group, supervised
+from ..processes import Child, ChildSetup, read_until_exit, spawn_group, stop_group, supervised
 from ..sandbox.plan import Spawn
 from .base import Tool, ToolContext, ToolOutcome
 from .inputs import BashInput, parse
@@ -52,6 +53,14 @@ _WRAPPER = (
     "__se_cwd_file=$1; __se_command=$2; shift 2; "
     "trap 'pwd -P >\"$__se_cwd_file\" 2>/dev/null' EXIT; "
     'eval "$__se_command"'
+)
+# Words after which the shell's directory may differ at exit: only then is the wrapper
+# worth its cost (the EXIT trap keeps bash from exec'ing the last command in place: one more
+# fork per call). Checked on the text with quotes and backslashes removed, so `c""d` and
+# `\cd` count; a command that builds `cd` at run time (`$(printf ...)`) still runs, it just
+# does not move the session.
+_MAY_CHANGE_DIRECTORY = re.compile(
+    r"(?<![\w.-])(?:cd|pushd|popd|source|eval)(?![\w-])|(?:^|[\s;&|(){}`])\.(?:\s|$)"
 )
 
 
@@ -107,7 +116,11 @@ class BashTool(Tool):
             # the workspace, as Claude Code does, instead of failing every later call.
             cwd = ctx.session.workspace
             note = f"(The working directory {ctx.cwd} no longer exists; ran in {cwd}.)\n"
-        cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
+        cwd_file: str | None = None
+        argv = ["/bin/bash", "-c", call.command]
+        if _may_change_directory(call.command):
+            cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
+            argv = ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command]
         sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
         ctx.sink = sink
         spawn = await _sandboxing(call, ctx)
@@ -119,7 +132,7 @@ class BashTool(Tool):
         try:
             process = await spawn_group(
                 registry,
-                _argv(spawn, ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command]),
+                _argv(spawn, argv),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
@@ -146,7 +159,7 @@ class BashTool(Tool):
             _release(spawn, ctx)
         out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
-        new_cwd = _read_cwd(cwd_file)
+        new_cwd = _read_cwd(cwd_file) if cwd_file is not None else None
         code = _exit_code(process.returncode)
         text = out.text.rstrip("\n")
         extra: dict[str, Any] = {
@@ -196,6 +209,16 @@ class BashTool(Tool):
         )
 
 
+def _may_change_directory(command: str) -> bool:
+    if "BASH_ENV" in os.environ:  # its functions could change directory under any name
+        return True
+    text = command.translate(_UNQUOTE)
+    return _MAY_CHANGE_DIRECTORY.search(text) is not None
+
+
+_UNQUOTE = str.maketrans("", "", "\"'\\")
+
+
 async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | None:
     """How this call runs in the session's sandbox (None: outside it: no sandbox, an
     excluded command, or dangerouslyDisableSandbox after the gate's ask); an error outcome
@@ -224,9 +247,17 @@ async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | No
 def _spawn_kwargs(spawn: Spawn | None, ctx: ToolContext) -> dict[str, Any]:
     if spawn is None or ctx.session.sandbox is None:
         return {}
-    if spawn.pre_exec is None:
-        return {"env": spawn.env}
-    return {"preexec_fn": ctx.session.sandbox.preexec(spawn), "env": spawn.env}
+    if spawn.pre_exec is None and not spawn.unshare_flags:
+        return {"env": spawn.env}  # bubblewrap: all of it is in the argv prefix
+    # The sandbox's plan through the spawner's seam (processes.ChildSetup): its namespaces
+    # are created with the call's, its set-up runs in the call's init. (Its argv prefix is
+    # added by the callers: ``_argv`` and the job registry.)
+    setup = ChildSetup(
+        unshare_flags=spawn.unshare_flags,
+        pre_exec=spawn.pre_exec,
+        pre_exec_args=spawn.pre_exec_args,
+    )
+    return {"setup": setup, "env": spawn.env}
 
 
 def _argv(spawn: Spawn | None, argv: list[str]) -> list[str]:
@@ -248,7 +279,7 @@ def _output_pipe() -> tuple[int, int]:
     return read_fd, write_fd
 
 
-async def _pump(process: anyio.abc.Process, fd: int, sink: OutputSink, ctx: ToolContext) -> None:
+async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> None:
     """Copy the shell's output into the sink, with coalesced progress, until it exits.
 
     Progress carries at most the newest ``_PROGRESS_MAX_CHARS`` bytes since the previous

@@ -1,8 +1,8 @@
 """Tools of MCP servers, through the official ``mcp`` SDK's ``ClientSession`` (SPEC section 7).
 
 Owns: reading Claude Code-style ``.mcp.json`` files; one connection per server (a stdio child
-in its own process group, registered with the session's process registry so it dies with the
-daemon, or streamable HTTP); ``McpTool``, which calls ``tools/call`` with a progress callback
+started through ``processes`` so it and everything it starts die with the daemon, or
+streamable HTTP); ``McpTool``, which calls ``tools/call`` with a progress callback
 and maps the result to ``tool_result`` content blocks; and ``McpManager``, which connects the
 servers in the background after ``ready``, announces their tools, and restarts a crashed
 server for the next call.
@@ -37,7 +37,7 @@ import anyio.lowlevel
 import msgspec
 
 from .. import __version__
-from ..processes import group_alive
+from ..processes import Child, spawn_group, stop_group
 from .base import InputError, Tool, ToolContext, ToolOutcome, ToolSpec
 from .host import MAX_RESULT_BYTES, limit_content
 from .json_schema import SchemaInput, schema_problem
@@ -608,26 +608,24 @@ async def _stdio(
 ]:
     """The stdio transport: the SDK's framing, our process handling.
 
-    The SDK's own ``stdio_client`` starts the server in a new session too but does not tell
-    us its pid; we need it to register the group with the reaper (no server outlives a
-    killed daemon) and to report how the server exited.
+    The SDK's own ``stdio_client`` starts the server with its own process handling; ours
+    goes through ``processes`` (the daemon's one lifetime: the server and everything it
+    starts die with the daemon however it ends) and tells us how the server exited.
     """
     from mcp.shared.message import SessionMessage
     from mcp_types import jsonrpc_message_adapter
 
     config, manager = server.config, server.manager
-    processes = manager.session.processes
     server.exit_reason = None
-    process = await anyio.open_process(
+    process = await spawn_group(
+        manager.session.processes,
         [config.command, *config.args],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=None,  # the daemon's stderr: the server's logs end up beside ours
         cwd=manager.session.workspace,
         env={**os.environ, **config.env},
-        start_new_session=True,
     )
-    processes.register(process.pid)
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     eof = anyio.Event()
@@ -664,14 +662,11 @@ async def _stdio(
             await read_send.aclose()
 
     async def watch_exit() -> str:
-        # Polling returncode, not process.wait(): on 3.11 wait() also waits for the pipes,
-        # which a grandchild that inherited them keeps open after the server died.
-        while process.returncode is None and not eof.is_set():
-            with anyio.move_on_after(0.25):
-                await eof.wait()
+        # The server closing its output is the sign; its exit follows (everything it started
+        # dies with it), bounded in case it lives on without a stdout.
+        await eof.wait()
         with anyio.move_on_after(_STOP_GRACE_S):
-            while process.returncode is None:  # noqa: ASYNC110 - no event for a child's exit
-                await anyio.sleep(0.02)
+            await process.wait()
         return _exit_reason(process.returncode)
 
     try:
@@ -686,28 +681,18 @@ async def _stdio(
                 tg.cancel_scope.cancel()
     finally:
         server.exit_reason = _exit_reason(process.returncode)
-        with anyio.move_on_after(_STOP_GRACE_S, shield=True), contextlib.suppress(OSError):
+        with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
             await process.aclose()
-        if not group_alive(process.pid):
-            processes.forget(process.pid)
 
 
-async def _stop(process: anyio.abc.Process) -> None:
-    """Close stdin (MCP's orderly shutdown), then SIGTERM and SIGKILL the group, bounded."""
+async def _stop(process: Child) -> None:
+    """Close stdin (MCP's orderly shutdown), wait a grace, then SIGTERM and SIGKILL."""
     if process.stdin is not None:
         with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
             await process.stdin.aclose()
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        with anyio.move_on_after(_STOP_GRACE_S):
-            while process.returncode is None:  # noqa: ASYNC110 - see watch_exit
-                await anyio.sleep(0.02)
-        if process.returncode is not None and not group_alive(process.pid):
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, sig)
     with anyio.move_on_after(_STOP_GRACE_S):
-        while process.returncode is None:  # noqa: ASYNC110 - see watch_exit
-            await anyio.sleep(0.02)
+        await process.wait()
+    await stop_group(process)
 
 
 def _exit_reason(returncode: int | None) -> str:

@@ -1,9 +1,9 @@
 """State that outlives one tool call and belongs to the daemon's session.
 
-Owns: the workspace root, where oversized results are spilled, the registry of child
-process groups, the background jobs (``background.JobRegistry``), the OS sandbox Bash runs
-in, what Read has seen (Write and Edit refuse to clobber a file the model has not read, or
-that changed on disk since), and the model's task list (TodoWrite).
+Owns: the workspace root, where oversized results are spilled, the daemon's child
+processes (``processes.ProcessRegistry``), the background jobs (``background.JobRegistry``),
+the OS sandbox Bash runs in, what Read has seen (Write and Edit refuse to clobber a file the
+model has not read, or that changed on disk since), and the model's task list (TodoWrite).
 Must not: hold per-turn scheduling state (that is the core's).
 """
 

@@ -321,7 +321,9 @@ class DaemonProcess:
         return event
 
     def printed_pid(self, tool_use_id: str, timeout: float = DEFAULT_TIMEOUT) -> int:
-        """The pid a command printed on its first line (``echo $$; ...``), from progress."""
+        """The pid a command printed on its first line, from progress. Commands print it
+        with ``cut -d' ' -f4 /proc/self/stat``, not ``echo $$``: a call runs in a PID
+        namespace of its own, where ``$$`` is its pid there, not the one we can see."""
 
         def first_line_done(event: Event) -> bool:
             return "\n" in self.output_of(tool_use_id)

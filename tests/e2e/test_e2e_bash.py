@@ -43,10 +43,18 @@ def test_timeout_stops_the_command_keeps_partial_output_and_cancels_siblings(
     tmp_path: Path,
 ) -> None:
     with run_daemon(tmp_path) as d:
-        d.send(tool_use("sibling", "echo $$; sleep 10"))
+        d.send(tool_use("sibling", "cut -d' ' -f4 /proc/self/stat; sleep 10"))
         sibling_pid = d.printed_pid("sibling")
         sent = time.monotonic()
-        d.send(tool_use("t", {"command": "echo start; echo $$; sleep 10", "timeout": 500}))
+        d.send(
+            tool_use(
+                "t",
+                {
+                    "command": "echo start; cut -d' ' -f4 /proc/self/stat; sleep 10",
+                    "timeout": 500,
+                },
+            )
+        )
         result = d.result("t", timeout=8)
         elapsed = time.monotonic() - sent
         assert result.is_error and result.meta.status == "timed_out"
@@ -60,9 +68,10 @@ def test_timeout_stops_the_command_keeps_partial_output_and_cancels_siblings(
         # A timeout is a Bash error: the sibling still running is cancelled.
         sibling = d.result("sibling")
         assert sibling.meta.status == "sibling_cancelled"
+        failed = "echo start; cut -d' ' -f4 /proc/self/stat; sleep 10"
         assert sibling.content == (
             "<tool_use_error>Cancelled: parallel tool call "
-            "Bash(echo start; echo $$; sleep 10) errored</tool_use_error>"
+            f"Bash({failed[:40]}\u2026) errored</tool_use_error>"
         )
         assert wait_until(lambda: not group_members(sibling_pid), timeout=3)
         d.send({"type": "drain"})
@@ -75,7 +84,9 @@ def test_interrupted_command_keeps_its_spilled_partial_output(tmp_path: Path) ->
     with run_daemon(tmp_path) as d:
         d.send(
             tool_use(
-                "big", "echo $$; sleep 0.3; head -c 100000 /dev/zero | tr '\\0' b; echo; sleep 30"
+                "big",
+                "cut -d' ' -f4 /proc/self/stat; sleep 0.3; "
+                "head -c 100000 /dev/zero | tr '\\0' b; echo; sleep 30",
             )
         )
         pid = d.printed_pid("big")

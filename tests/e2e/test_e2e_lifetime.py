@@ -51,7 +51,7 @@ def test_signal_writes_final_results_and_exits_promptly(
     tmp_path: Path, signum: signal.Signals, code: int
 ) -> None:
     with run_daemon(tmp_path) as d:
-        d.send(tool_use("long", "echo $$; sleep 30"))
+        d.send(tool_use("long", "cut -d' ' -f4 /proc/self/stat; sleep 30"))
         pid = d.printed_pid("long")
         members = group_members(pid)
         assert members
@@ -75,7 +75,7 @@ def test_host_that_stops_reading_makes_the_daemon_exit_3_and_kill_children(
     tmp_path: Path,
 ) -> None:
     with run_daemon(tmp_path) as d:
-        d.send(tool_use("long", "echo $$; sleep 30"))
+        d.send(tool_use("long", "cut -d' ' -f4 /proc/self/stat; sleep 30"))
         pid = d.printed_pid("long")
         members = group_members(pid)
         assert members
@@ -89,7 +89,7 @@ def test_host_that_stops_reading_makes_the_daemon_exit_3_and_kill_children(
 
 def test_host_that_stops_reading_is_noticed_while_idle(tmp_path: Path) -> None:
     with run_daemon(tmp_path) as d:
-        d.send(tool_use("long", "echo $$; sleep 30"))
+        d.send(tool_use("long", "cut -d' ' -f4 /proc/self/stat; sleep 30"))
         pid = d.printed_pid("long")
         members = group_members(pid)
         d.close_stdout()  # and send nothing more: no write will meet the closed pipe
@@ -99,7 +99,7 @@ def test_host_that_stops_reading_is_noticed_while_idle(tmp_path: Path) -> None:
 
 def test_sigkilled_daemon_leaves_no_grandchild_behind(tmp_path: Path) -> None:
     with run_daemon(tmp_path) as d:
-        d.send(tool_use("long", "echo $$; sleep 30; echo done"))
+        d.send(tool_use("long", "cut -d' ' -f4 /proc/self/stat; sleep 30; echo done"))
         pid = d.printed_pid("long")
         assert wait_until(lambda: len(group_members(pid)) >= 2, timeout=3)
         members = group_members(pid)  # bash and the sleep it forked
@@ -136,7 +136,7 @@ def test_daemon_exits_when_its_parent_dies(tmp_path: Path) -> None:
     with open(fifo, "w") as cmd:
         cmd.write(
             '{"type":"add_tool","tool_use":{"type":"tool_use","id":"s","name":"Bash",'
-            '"input":{"command":"echo $$; sleep 30"}}}\n'
+            '"input":{"command":"cut -d\\" \\" -f4 /proc/self/stat; sleep 30"}}}\n'
         )
     try:
         assert host.wait(timeout=5) == 0

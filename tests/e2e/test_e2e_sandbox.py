@@ -474,3 +474,27 @@ def test_bubblewrap_takes_over_where_landlock_is_missing(tmp_path: Path, outside
     assert "hunter2" not in out
     assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
     assert "Network is unreachable" in out or "Connection refused" in out
+
+
+def test_scripts_that_hooks_run_stay_read_only(tmp_path: Path) -> None:
+    """Hooks run outside the sandbox: a sandboxed command rewriting one would escape."""
+    (tmp_path / "scripts").mkdir()
+    hook = tmp_path / "scripts" / "check.sh"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    config = json.dumps(
+        {
+            "permissions": {"defaultMode": "bypassPermissions"},
+            "hooks": {
+                "PostToolUse": [
+                    {
+                        "matcher": "Read",
+                        "hooks": [{"type": "command", "command": "sh ./scripts/check.sh"}],
+                    }
+                ]
+            },
+        }
+    )
+    with run_daemon(tmp_path, "--settings", config) as d:
+        bash(d, "h", "echo 'touch /tmp/escaped' >> scripts/check.sh; echo ok > scripts/other.sh")
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+    assert (tmp_path / "scripts" / "other.sh").exists()

@@ -12,7 +12,6 @@ import anyio
 import pytest
 from files_harness import CALL_TIMEOUT, Harness
 
-from stdio_executor.processes import group_alive
 from stdio_executor.tools.base import InputError
 from stdio_executor.tools.files.globbing import MAX_RESULTS, glob_regex
 
@@ -278,7 +277,7 @@ async def test_grep_head_limit_cuts_lines_and_entries(harness: Harness, tree: Pa
         f"{tree}/.hidden/notes.txt:1",
         "(showing 1 of 4 files: head_limit=1)",
     ]
-    assert not harness.session.processes.groups
+    assert not harness.session.processes.live
 
 
 async def test_grep_offset_skips_lines_and_entries_before_head_limit(
@@ -363,11 +362,12 @@ async def test_grep_runs_ripgrep_in_its_own_group_and_kills_it_when_cancelled(
     with anyio.fail_after(CALL_TIMEOUT):
         async with anyio.create_task_group() as tg:
             tg.start_soon(tool.run, value, harness.context())
-            while not registry.groups:  # noqa: ASYNC110 - polls state outside anyio
+            while not registry.live or not all(c.pid for c in registry.live):  # noqa: ASYNC110
                 await anyio.sleep(0.01)
-            (pgid,) = registry.groups
-            assert group_alive(pgid)
-            assert os.getpgid(pgid) == pgid  # a session (and group) of its own
+            (child,) = registry.live
+            assert os.getpgid(child.pid) == child.pid  # a session (and group) of its own
             tg.cancel_scope.cancel("abort")
-    assert not group_alive(pgid)
-    assert not registry.groups
+    assert child.returncode is not None
+    assert not registry.live
+    with pytest.raises(ProcessLookupError):
+        os.killpg(child.pid, 0)
