@@ -245,8 +245,20 @@ class Sandbox:
             pass
         os.chmod(empty_file, 0o400)
         mask_flags = kernel.mount_flags(self.mask_dir)
+        ids = tuple((st.st_dev, st.st_ino) for st in map(os.lstat, (empty_file, empty_dir)))
         binds = [
-            kernel.Bind(os.fsencode(empty_file), os.fsencode(p), os.fsencode(empty_dir), mask_flags)
+            kernel.Bind(os.fsencode(p), os.fsencode(p), None, 0, pin=True)
+            for p in _pins([*self.deny_read, *self.read_only], self.writable)
+        ]
+        binds += [
+            kernel.Bind(
+                os.fsencode(empty_file),
+                os.fsencode(p),
+                os.fsencode(empty_dir),
+                mask_flags,
+                False,
+                ids,
+            )
             for p in self.deny_read
         ]
         binds += [
@@ -526,12 +538,36 @@ def _read_only(
     roots = [r for r in writable if r != workspace]
     out: list[str] = []
     for path in control_paths(workspace, home, hook_files, roots=roots):
-        if os.path.basename(path) == ".git":
+        if os.path.basename(path) == ".git" and os.path.isdir(path):
             out += [os.path.join(path, n) for n in ("config", "hooks", "info")]
+        elif os.path.basename(path) == ".git":
+            # In a linked worktree (or a submodule) `.git` is a file naming the git
+            # directory: rewritten, it would point the user's next `git status` at a
+            # config of the command's choosing.
+            out.append(path)
         else:
             out.append(path)
     out += [*edit_denied, *settings.deny_write]
     return tuple(p for p in dict.fromkeys(out) if _under_any(p, writable))
+
+
+def _pins(protected: Sequence[str], writable: Sequence[str]) -> list[str]:
+    """The directories between a writable root and each protected path under it (the root
+    and the path excluded), shallowest first: made mount points so that no command can
+    rename them, and with them the protected path, out of the way (``mv .git .git-old;
+    mkdir .git`` or ``mv conf conf2; cat conf2/.env``)."""
+    out: list[str] = []
+    for path in protected:
+        for root in writable:
+            if not path.startswith(root.rstrip("/") + "/"):
+                continue
+            parent = os.path.dirname(path)
+            chain = []
+            while parent != root and parent.startswith(root.rstrip("/") + "/"):
+                chain.append(parent)
+                parent = os.path.dirname(parent)
+            out += reversed(chain)
+    return sorted(dict.fromkeys(out), key=lambda p: p.count("/"))
 
 
 def _under_any(path: str, roots: Sequence[str]) -> bool:
