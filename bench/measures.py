@@ -98,8 +98,8 @@ def startup(ws: str, repeat: int) -> list[Row]:
             f"{p.measured * 1000:.0f} ms",
             f"`python -c pass` {p.floor * 1000:.0f} ms",
             f"{p.ratio:.1f}x",
-            "<= 8x",
-            p.ratio <= 8,
+            "<= 6x",  # issue 13, with compiled bytecode (see harness.use_compiled_copy)
+            p.ratio <= 6,
         )
     ]
 
@@ -127,8 +127,8 @@ def first_call(ws: str, repeat: int) -> list[Row]:
             f"{p.measured * 1000:.1f} ms",
             f"a later call {p.floor * 1000:.2f} ms",
             f"{p.ratio:.0f}x",
-            "(informational)",
-            None,
+            "<= 60 ms",  # issue 13
+            p.measured <= 0.060,
         )
     ]
 
@@ -141,6 +141,7 @@ def throughput(
 ) -> list[Row]:
     """N calls pushed as fast as the pipe takes them, then drained; vs the echo floor."""
     rows: list[Row] = []
+    min_rate = 25_000 if tool == "Read" else 15_000
     for n in sizes:
         payload = b"\n".join(add_line(i, tool, tool_input) for i in range(n)) + b"\n" + DRAIN
         ours, floor = _daemon(ws), echo_floor(ws)
@@ -159,8 +160,9 @@ def throughput(
                 f"{rate:,.0f} calls/s ({per_call * 1e6:.1f} us/call)",
                 f"echo {per_msg * 1e6:.1f} us/msg",
                 f"{p.ratio:.1f}x",
-                ">= 20,000 calls/s, <= 10x",
-                rate >= 20_000 and p.ratio <= 10,
+                # Issue 13: Read >= 25,000 calls/s and <= 20x the floor; Glob >= 15,000.
+                f">= {min_rate:,} calls/s" + (", <= 20x" if tool == "Read" else ""),
+                rate >= min_rate and (tool != "Read" or p.ratio <= 20),
             )
         )
     return rows
@@ -200,8 +202,8 @@ def latency(ws: str, calls: int) -> list[Row]:
             f"p50 {p50 * 1e6:.0f} us, p99 {p99 * 1e6:.0f} us",
             f"echo round trip p50 {f50 * 1e6:.0f} us, p99 {f99 * 1e6:.0f} us",
             f"p50 {p50 / f50:.1f}x, p99 {p99 / f99:.1f}x",
-            "p50 <= 10x",
-            p50 / f50 <= 10,
+            "p50 <= 6x",  # issue 13
+            p50 / f50 <= 6,
         )
     ]
 

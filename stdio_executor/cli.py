@@ -621,6 +621,18 @@ def _permission_settings(config: Config) -> Settings | None:
         raise _BadSettings from None
 
 
+def _hook_files(config: Config, settings: Settings | None) -> list[str]:
+    """The scripts the settings' hooks run (held-back ones too): hooks run outside the
+    sandbox, so a sandboxed command must not be able to rewrite them."""
+    if settings is None:
+        return []
+    from .permissions.protected import hook_scripts
+
+    hooks = (settings.pending or settings).hooks
+    commands = [h.command for g in (*hooks.pre_tool_use, *hooks.post_tool_use) for h in g.hooks]
+    return sorted(hook_scripts(commands, config.workspace))
+
+
 def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
     """The session's sandbox, decided before ``ready`` (which says what it enforces). A
     sandbox that is required and unavailable, or bad ``sandbox`` settings: exit 2."""
@@ -641,6 +653,7 @@ def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
             spill_dir=config.spill_dir,
             additional_directories=settings.additional_directories if settings else (),
             deny_rules=settings.deny if settings else (),
+            hook_files=_hook_files(config, settings),
             disabled=disabled,
         )
     except SandboxSettingsError as exc:

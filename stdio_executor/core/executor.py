@@ -355,6 +355,9 @@ class Executor:
         return actions
 
     def _held_back(self, event: Event) -> bool:
+        turn = self._open
+        if not self._held and (turn is None or turn.state is TurnState.OPEN):
+            return False  # the common case: every route is APPLY (no table lookup per call)
         routes = _ROUTES.get(type(event))
         if routes is None or self._shutdown:
             return False

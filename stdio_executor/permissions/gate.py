@@ -13,8 +13,9 @@ then tell the host its request is void (``permission_cancelled``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..protocol import ErrorEvent, PermissionResponse
 from ..protocol.messages import Event
@@ -23,8 +24,9 @@ from ..tools.base import Tool, ToolOutcome
 __all__ = ["Allow", "CallInfo", "Deny", "Gate", "OpenGate", "Verdict"]
 
 
-@dataclass(frozen=True, slots=True)
-class CallInfo:
+# msgspec Structs: built once per call, and a Struct's C __init__ costs a third of a slots
+# dataclass's (bench/NOTES.md section 8). Never mutated; ``msgspec.structs.replace`` copies.
+class CallInfo(msgspec.Struct):
     """One tool call as the gate sees it."""
 
     tool_use_id: str
@@ -45,16 +47,14 @@ class CallInfo:
         return [i for i in self.turn_tool_ids() if i != self.tool_use_id]
 
 
-@dataclass(frozen=True, slots=True)
-class Allow:
+class Allow(msgspec.Struct):
     # A hook or the host rewrote the input; the runtime validates it again before running.
     updated_input: Mapping[str, Any] | None = None
     # Text for the model, appended to the result (e.g. a hook's additional context).
-    notes: tuple[str, ...] = field(default=())
+    notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Deny:
+class Deny(msgspec.Struct):
     """The call does not run; ``message`` is the model-facing reason."""
 
     message: str

@@ -4,6 +4,7 @@ Owns: parsing ``Tool`` and ``Tool(specifier)``; which tools a rule names (``Read
 cover Glob and Grep, ``Edit`` rules also cover Write, ``mcp__server`` covers every tool of
 that server); Bash specifiers (an exact command, ``prefix:*``, ``*`` wildcards) matched
 against each simple command of a parsed command line; file specifiers as gitignore patterns
+(the glob language is ``globs``, the one the Glob tool uses)
 anchored the way Claude Code anchors them (``//abs``, ``~/home``, ``/`` = the settings
 file's project, anything else = the workspace).
 Must not: read settings files, touch the clock, or know about modes (``policy`` does).
@@ -27,6 +28,7 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
+from ..globs import path_regex
 from .bash_syntax import split_quoted_words
 from .readonly import is_read_only
 from .shell import ParsedCommand, SimpleCommand, Word, parse
@@ -711,7 +713,7 @@ class PathPattern:
         if not pattern:
             pattern, dir_only = "**", False  # `Read(//)`, `Read(~/)`: everything below
         flags = re.DOTALL | (re.IGNORECASE if ignore_case else 0)
-        regex = re.compile(_gitignore_regex(pattern), flags)
+        regex = re.compile(path_regex(pattern), flags)  # one language with Glob
         root, literal = os.path.normpath(base), False
         if anchored:
             segments = pattern.split("/")
@@ -755,42 +757,3 @@ def _relative(path: str, base: str, ignore_case: bool) -> str | None:
     if p.startswith(b + "/"):
         return path[len(base) + 1 :]
     return None
-
-
-def _gitignore_regex(pattern: str) -> str:
-    segments = pattern.split("/")
-    out: list[str] = []
-    for i, segment in enumerate(segments):
-        last = i == len(segments) - 1
-        if segment == "**":
-            out.append(".*" if last else "(?:.*/)?")
-        else:
-            out.append(_segment_regex(segment) + ("" if last else "/"))
-    return "".join(out)
-
-
-def _segment_regex(segment: str) -> str:
-    out: list[str] = []
-    i, n = 0, len(segment)
-    while i < n:
-        ch = segment[i]
-        if ch == "\\" and i + 1 < n:
-            out.append(re.escape(segment[i + 1]))
-            i += 2
-        elif ch == "*":
-            while i < n and segment[i] == "*":
-                i += 1
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-            i += 1
-        elif ch == "[" and (end := segment.find("]", i + 2)) >= 0:
-            body = segment[i + 1 : end]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            out.append("[" + body.replace("\\", "\\\\") + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(ch))
-            i += 1
-    return "".join(out)

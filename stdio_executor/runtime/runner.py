@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 
 from ..core import Outcome, StartTool
 from ..permissions.gate import Allow, CallInfo, Deny, Gate, Verdict
@@ -202,7 +203,7 @@ class CallRunner:
                 value = call.tool.validate(verdict.updated_input)
             except InputError as exc:
                 return Outcome(str(exc), True, "invalid_input", duration_ms=_ms_since(started))
-            call = replace(call, raw_input=verdict.updated_input, value=value)
+            call = msgspec.structs.replace(call, raw_input=verdict.updated_input, value=value)
         result = await call.tool.run(value, ctx)
         if verdict.notes:
             result = _with_notes(result, verdict.notes)

@@ -322,12 +322,19 @@ def unix_socket_filter() -> bytes | None:
 class Bind(NamedTuple):
     """Mount ``source`` over ``target`` read-only: a mask (``source`` an empty file, and
     ``alt_source`` an empty directory for a target that is one) or, when ``source`` is
-    ``target``, a read-only view of the path itself (a control file)."""
+    ``target``, a read-only view of the path itself (a control file). With ``pin`` the
+    bind stays writable: it only makes ``target`` (a directory above a mask or a control
+    file) a mount point, which cannot be renamed or removed (``EBUSY``), so a command cannot
+    move the protected path away with its parent and put a writable copy in its place."""
 
     source: bytes
     target: bytes
     alt_source: bytes | None
     flags: int  # the locked flags to keep on the read-only remount (``mount_flags``)
+    pin: bool = False
+    # (st_dev, st_ino) of ``source`` and ``alt_source`` as the daemon made them: a mask is
+    # mounted only from those very inodes (see ``_bind``).
+    source_ids: tuple[tuple[int, int], ...] = ()
 
 
 class ChildPlan(NamedTuple):
@@ -480,12 +487,30 @@ def _bind(bind: Bind) -> None:
     so the call fails rather than run with a path unmasked."""
     sources = [bind.source] if bind.alt_source is None else [bind.source, bind.alt_source]
     for i, source in enumerate(sources):
-        if _mount(source, bind.target, None, _MS_BIND, None) == 0:
+        fd = -1
+        if bind.source_ids:
+            # The mask files may lie under a writable tree (a --spill-dir in the workspace):
+            # a command could have swapped one for a symlink to the very file it masks.
+            # Open without following, check the inode, and mount from that fd.
+            fd = os.open(source, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != bind.source_ids[i]:
+                os.close(fd)
+                raise OSError(errno.EPERM, "sandbox: a mask file was replaced")
+            source = b"/proc/self/fd/%d" % fd
+        try:
+            mounted = _mount(source, bind.target, None, _MS_BIND, None) == 0
+            err = ctypes.get_errno()
+        finally:
+            if fd >= 0:
+                os.close(fd)
+        if mounted:
+            if bind.pin:
+                return
             flags = _MS_BIND | _MS_REMOUNT | _MS_RDONLY | bind.flags
             if _mount(None, bind.target, None, flags, None) != 0:
                 _fail("remount read-only")
             return
-        err = ctypes.get_errno()
         if err == errno.ENOENT or (err == errno.ENOTDIR and source == bind.target):
             return
         if err in (errno.ENOTDIR, errno.EISDIR) and i + 1 < len(sources):

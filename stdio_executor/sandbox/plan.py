@@ -14,7 +14,7 @@ What holds where (docs/sandbox.md has the whole table):
 
 - writes: Landlock allows writing only under the workspace, ``additionalDirectories``, the
   session temp dir (``TMPDIR``), the spill dir and ``sandbox.filesystem.allowWrite``;
-- control files under those (``protected.WORKSPACE_CONTROL_PATHS``), Edit deny rules and
+- control files under those (``permissions.protected``), Edit deny rules and
   ``denyWrite``: read-only bind mounts in a private mount namespace;
 - reads denied by Read rules and ``denyRead``: an empty file or directory mounted over the
   path (a pattern is expanded by a bounded walk of the workspace at session start; other
@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..protected import HOME_CONTROL_FILES, WORKSPACE_CONTROL_PATHS
+from ..permissions.protected import control_paths
 from .settings import SandboxSettings
 
 __all__ = ["Route", "Sandbox", "SandboxStatus", "Spawn", "StartupError", "build_sandbox"]
@@ -245,8 +245,20 @@ class Sandbox:
             pass
         os.chmod(empty_file, 0o400)
         mask_flags = kernel.mount_flags(self.mask_dir)
+        ids = tuple((st.st_dev, st.st_ino) for st in map(os.lstat, (empty_file, empty_dir)))
         binds = [
-            kernel.Bind(os.fsencode(empty_file), os.fsencode(p), os.fsencode(empty_dir), mask_flags)
+            kernel.Bind(os.fsencode(p), os.fsencode(p), None, 0, pin=True)
+            for p in _pins([*self.deny_read, *self.read_only], self.writable)
+        ]
+        binds += [
+            kernel.Bind(
+                os.fsencode(empty_file),
+                os.fsencode(p),
+                os.fsencode(empty_dir),
+                mask_flags,
+                False,
+                ids,
+            )
             for p in self.deny_read
         ]
         binds += [
@@ -337,6 +349,7 @@ def build_sandbox(
     spill_dir: str,
     additional_directories: Sequence[str] = (),
     deny_rules: Iterable[Any] = (),
+    hook_files: Sequence[str] = (),
     disabled: Sequence[str] = (),
 ) -> Sandbox:
     """The session's sandbox. Raises ``StartupError`` when it is required (``--sandbox
@@ -371,7 +384,7 @@ def build_sandbox(
         return _unsupported(settings, workspace, support.problem, required)
     writable = _writable(workspace, spill_dir, tmp_dir, additional_directories, settings)
     deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
-    read_only = _read_only(writable, edit_denied, settings)
+    read_only = _read_only(workspace, writable, edit_denied, settings, hook_files)
     if bwrap is not None:
         return _bubblewrap(
             settings, workspace, bwrap, writable, deny_read, read_only, tmp_dir, base, notes
@@ -510,15 +523,51 @@ def _writable(
 
 
 def _read_only(
-    writable: Sequence[str], edit_denied: Sequence[str], settings: SandboxSettings
+    workspace: str,
+    writable: Sequence[str],
+    edit_denied: Sequence[str],
+    settings: SandboxSettings,
+    hook_files: Sequence[str],
 ) -> tuple[str, ...]:
-    home = os.path.realpath(os.path.expanduser("~"))
+    """The control files (the permission layer's list, ``permissions.protected``) and the
+    Edit/denyWrite paths that lie under a writable tree: those need a read-only mount (the
+    rest is read-only through Landlock already). ``.git`` as a whole stays writable, so
+    that git works in the sandbox: only its ``config``, ``hooks`` and ``info`` (what makes
+    git run programs) are protected, as Claude Code does."""
+    home = os.path.expanduser("~")
+    roots = [r for r in writable if r != workspace]
     out: list[str] = []
-    for root in writable:
-        names = HOME_CONTROL_FILES if root == home else WORKSPACE_CONTROL_PATHS
-        out += [os.path.join(root, n) for n in names]
-    out += [p for p in (*edit_denied, *settings.deny_write) if _under_any(p, writable)]
-    return tuple(dict.fromkeys(out))
+    for path in control_paths(workspace, home, hook_files, roots=roots):
+        if os.path.basename(path) == ".git" and os.path.isdir(path):
+            out += [os.path.join(path, n) for n in ("config", "hooks", "info")]
+        elif os.path.basename(path) == ".git":
+            # In a linked worktree (or a submodule) `.git` is a file naming the git
+            # directory: rewritten, it would point the user's next `git status` at a
+            # config of the command's choosing.
+            out.append(path)
+        else:
+            out.append(path)
+    out += [*edit_denied, *settings.deny_write]
+    return tuple(p for p in dict.fromkeys(out) if _under_any(p, writable))
+
+
+def _pins(protected: Sequence[str], writable: Sequence[str]) -> list[str]:
+    """The directories between a writable root and each protected path under it (the root
+    and the path excluded), shallowest first: made mount points so that no command can
+    rename them, and with them the protected path, out of the way (``mv .git .git-old;
+    mkdir .git`` or ``mv conf conf2; cat conf2/.env``)."""
+    out: list[str] = []
+    for path in protected:
+        for root in writable:
+            if not path.startswith(root.rstrip("/") + "/"):
+                continue
+            parent = os.path.dirname(path)
+            chain = []
+            while parent != root and parent.startswith(root.rstrip("/") + "/"):
+                chain.append(parent)
+                parent = os.path.dirname(parent)
+            out += reversed(chain)
+    return sorted(dict.fromkeys(out), key=lambda p: p.count("/"))
 
 
 def _under_any(path: str, roots: Sequence[str]) -> bool:

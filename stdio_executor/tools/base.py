@@ -77,7 +77,7 @@ class ToolSpec:
     permission_read_only: bool | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: one per call (bench/NOTES.md); never mutated
 class ToolOutcome:
     content: Content
     is_error: bool = False

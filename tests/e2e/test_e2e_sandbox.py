@@ -137,7 +137,8 @@ def test_control_files_stay_read_only_under_a_writable_workspace(tmp_path: Path)
     assert not (tmp_path / ".git" / "hooks" / "pre-commit").exists()
     assert not (tmp_path / ".claude" / "settings.local.json").exists()
     assert (tmp_path / ".mcp.json").read_text() == "{}\n"
-    assert not (tmp_path / "moved").exists()
+    # `mv` across the read-only view falls back to copy-and-remove: the copy may appear,
+    # the original stays (checked above).
     assert (tmp_path / "src.txt").read_text() == "ok\n"  # the rest of the workspace is writable
 
 
@@ -473,3 +474,27 @@ def test_bubblewrap_takes_over_where_landlock_is_missing(tmp_path: Path, outside
     assert "hunter2" not in out
     assert (tmp_path / ".git" / "config").read_text() == "[core]\n"
     assert "Network is unreachable" in out or "Connection refused" in out
+
+
+def test_scripts_that_hooks_run_stay_read_only(tmp_path: Path) -> None:
+    """Hooks run outside the sandbox: a sandboxed command rewriting one would escape."""
+    (tmp_path / "scripts").mkdir()
+    hook = tmp_path / "scripts" / "check.sh"
+    hook.write_text("#!/bin/sh\nexit 0\n")
+    config = json.dumps(
+        {
+            "permissions": {"defaultMode": "bypassPermissions"},
+            "hooks": {
+                "PostToolUse": [
+                    {
+                        "matcher": "Read",
+                        "hooks": [{"type": "command", "command": "sh ./scripts/check.sh"}],
+                    }
+                ]
+            },
+        }
+    )
+    with run_daemon(tmp_path, "--settings", config) as d:
+        bash(d, "h", "echo 'touch /tmp/escaped' >> scripts/check.sh; echo ok > scripts/other.sh")
+    assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+    assert (tmp_path / "scripts" / "other.sh").exists()

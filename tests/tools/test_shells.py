@@ -3,11 +3,13 @@ KillShell (and KillBash), TaskStop, list_jobs, and the job_started/job_exited ev
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
 
 from external_harness import (
+    alive,
     drain,
     group_members,
     is_type,
@@ -146,6 +148,26 @@ def test_kill_shell_stops_the_job_and_everything_it_started(tmp_path: Path) -> N
         assert unknown.content == "<tool_use_error>No shell found with ID: bash_9</tool_use_error>"
         missing = _call(daemon, "o1", "BashOutput", {"bash_id": "nope"})
         assert missing.content == "<tool_use_error>No shell found with ID: nope</tool_use_error>"
+        drain(daemon, "d1")
+
+
+def test_kill_shell_reaches_a_process_that_left_the_job_s_session(tmp_path: Path) -> None:
+    def escaped(mark: str) -> list[int]:
+        # The job may run in a PID namespace of its own, so its `$!` is no pid of ours:
+        # find the process by its command line among the daemon's descendants.
+        found = []
+        for pid in marked_processes(mark):
+            with contextlib.suppress(OSError):  # it may exit while we look
+                if Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x006123\x00":
+                    found.append(pid)
+        return found
+
+    with run_daemon(tmp_path) as daemon:
+        _start(daemon, "bg", "setsid sleep 6123 & wait")
+        assert wait_until(lambda: len(escaped(daemon.mark)) == 1, TIMEOUT)
+        killed = _call(daemon, "k", "TaskStop", {"task_id": "bash_1"})
+        assert not killed.is_error
+        assert not [p for p in escaped(daemon.mark) if alive(p)]  # gone before the answer
         drain(daemon, "d1")
 
 

@@ -1,9 +1,9 @@
 """The Glob tool: files whose path matches a glob pattern, newest first.
 
-Owns: the pattern language (``*`` and ``?`` within one path segment, ``**`` across any
-number of them, ``[...]`` classes, ``{a,b}`` alternatives), the walk that finds matches
-(``.git`` skipped, symlinked directories not followed, so a link loop cannot trap it), and
-the answer: absolute paths, newest first by modification time, at most 100.
+Owns: the walk that finds a pattern's matches (``.git`` skipped, symlinked directories not
+followed, so a link loop cannot trap it; the pattern language is ``globs``, shared with file
+permission rules, plus ``{a,b}`` alternatives, Glob's alone), and the answer: absolute
+paths, newest first by modification time, at most 100.
 Files deny rules hide (``session.hidden``) are never listed, by name or identity.
 Must not: hold the event loop for long: a small tree (up to ``INLINE_MAX_ENTRIES`` entries)
 is walked inline, anything larger in a worker thread that checks for cancellation as it goes.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import heapq
-import itertools
 import os
 import re
 import stat
@@ -30,6 +29,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from ...globs import expand_braces, path_regex
 from ..base import Tool, ToolContext, ToolOutcome
 from ..inputs import GlobInput, parse
 from .results import Check, finish, input_error, tool_error
@@ -41,7 +41,6 @@ _CHECK_EVERY_ENTRIES = 512
 # Entries an inline walk may see (a few hundred microseconds) before it hands over to a
 # worker thread.
 INLINE_MAX_ENTRIES = _CHECK_EVERY_ENTRIES
-_MAX_ALTERNATIVES = 256
 _SPECIAL = frozenset("*?[{")
 
 
@@ -224,101 +223,7 @@ def _split_literal(pattern: str) -> tuple[str, str]:
 
 @functools.lru_cache(maxsize=256)
 def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex that fully matches the relative paths ``pattern`` selects."""
-    alternatives = _expand_braces(pattern)
-    return re.compile("|".join(f"(?:{_translate(p)})" for p in alternatives), re.DOTALL)
-
-
-def _expand_braces(pattern: str) -> list[str]:
-    """``a{b,c{d,e}}`` -> ``ab``, ``acd``, ``ace``; an unbalanced or comma-less brace is literal."""
-    results: list[str] = []
-    pending = [pattern]
-    while pending:
-        current = pending.pop()
-        found = _first_group(current)
-        if found is None:
-            results.append(current)
-        else:
-            start, end, options = found
-            for option in reversed(options):
-                pending.append(current[:start] + option + current[end + 1 :])
-        if len(results) + len(pending) > _MAX_ALTERNATIVES:
-            raise re.error(f"more than {_MAX_ALTERNATIVES} alternatives")
-    return results
-
-
-def _first_group(pattern: str) -> tuple[int, int, list[str]] | None:
-    """The first ``{...}`` holding a top-level comma: (start, end, options)."""
-    i = 0
-    while i < len(pattern):
-        if pattern[i] == "\\":
-            i += 2
-            continue
-        if pattern[i] == "{":
-            depth, j, cuts = 0, i, []
-            while j < len(pattern):
-                c = pattern[j]
-                if c == "\\":
-                    j += 2
-                    continue
-                if c == "{":
-                    depth += 1
-                elif c == "}":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                elif c == "," and depth == 1:
-                    cuts.append(j)
-                j += 1
-            if j < len(pattern) and cuts:
-                bounds = [i, *cuts, j]
-                options = [pattern[a + 1 : b] for a, b in itertools.pairwise(bounds)]
-                return i, j, options
-        i += 1
-    return None
-
-
-def _translate(pattern: str) -> str:
-    segments = pattern.split("/")
-    out: list[str] = []
-    for n, segment in enumerate(segments):
-        last = n == len(segments) - 1
-        if segment == "**":
-            # Any number of whole segments, none included; at the end, anything below.
-            out.append(".*" if last else "(?:[^/]+/)*")
-            continue
-        out.append(_translate_segment(segment) + ("" if last else "/"))
-    return "".join(out)
-
-
-def _translate_segment(segment: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(segment):
-        c = segment[i]
-        if c == "*":
-            while i + 1 < len(segment) and segment[i + 1] == "*":
-                i += 1
-            out.append("[^/]*")
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "\\" and i + 1 < len(segment):
-            i += 1
-            out.append(re.escape(segment[i]))
-        elif c == "[":
-            end = segment.find("]", i + 2)
-            if end == -1:
-                out.append(re.escape(c))
-            else:
-                body = segment[i + 1 : end]
-                negate = body[:1] in ("!", "^")
-                if negate:
-                    body = body[1:]
-                body = body.replace("\\", "\\\\").replace("[", "\\[")
-                # A class never matches the separator, negated or not.
-                out.append(f"[^/{body}]" if negate else f"[{body}]")
-                i = end
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
+    """A regex that fully matches the relative paths ``pattern`` selects (``globs`` owns the
+    language, shared with file permission rules; braces are Glob's alone)."""
+    alternatives = expand_braces(pattern)
+    return re.compile("|".join(f"(?:{path_regex(p)})" for p in alternatives), re.DOTALL)
