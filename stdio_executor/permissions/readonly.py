@@ -46,19 +46,23 @@ _GIT_HARDENING = (
 )
 
 
+# The child's git reads it; the daemon is not configured by it (so not in --help).
+_COUNT = "GIT_CONFIG_COUNT"
+
+
 def harden_git(base: Mapping[str, str]) -> dict[str, str]:
     """``base`` plus command-scope git config that keeps a read-only git from running a
     program its repository's config names; keeps any ``GIT_CONFIG_COUNT`` pairs given."""
     env = dict(base)
     try:
-        count = int(env.get("GIT_CONFIG_COUNT", "0"))
+        count = int(env.get(_COUNT, "0"))
     except ValueError:
         count = 0
     for key, value in _GIT_HARDENING:
         env[f"GIT_CONFIG_KEY_{count}"] = key
         env[f"GIT_CONFIG_VALUE_{count}"] = value
         count += 1
-    env["GIT_CONFIG_COUNT"] = str(count)
+    env[_COUNT] = str(count)
     env["GIT_ALLOW_PROTOCOL"] = "none"  # no lazy fetch of a promisor remote
     return env
 
