@@ -112,6 +112,8 @@ class Spawner:
         self.sock = sock
         self.pid = os.getpid()
         self.calls: dict[int, int] = {}  # init pid -> call id
+        # report pipe -> (call id, init pid, what it said so far): inits still starting
+        self.pending: dict[int, tuple[int, int, bytearray]] = {}
         self.mode = ""  # "pidns", "userns+pidns" or "subreaper"/"group", found on first use
 
     # ---------------------------------------------------------------- namespaces
@@ -182,6 +184,7 @@ class Spawner:
         for fd in fds:
             os.close(fd)
         self.calls[pid] = call_id
+        os.set_blocking(err_r, False)
         if go_r >= 0:
             os.close(go_r)
             try:
@@ -194,15 +197,29 @@ class Spawner:
                 return
             os.write(go_w, b"x")
             os.close(go_w)
-        report = b""
-        while True:  # EOF once the command has exec'd (the pipe is close-on-exec) or failed
+        # Not waited for here: the init's set-up (copy-on-write faults, the sandbox's system
+        # calls, the command's exec) takes milliseconds, and the next call's clone need not
+        # wait behind it. ``_check`` reports the call once the pipe reaches EOF.
+        self.pending[err_r] = (call_id, pid, bytearray())
+
+    def _check(self, err_r: int, block: bool = False) -> None:
+        """Read an init's report pipe; at EOF (the command exec'd, the pipe being
+        close-on-exec, or the set-up failed and said why) tell the daemon."""
+        call_id, pid, report = self.pending[err_r]
+        while True:
             try:
                 chunk = os.read(err_r, 4096)
             except InterruptedError:
                 continue
+            except BlockingIOError:
+                if not block:
+                    return
+                select.select([err_r], [], [])
+                continue
             if not chunk:
                 break
             report += chunk
+        del self.pending[err_r]
         os.close(err_r)
         if report:
             errno, _, message = report.decode(errors="replace").partition(":")
@@ -298,6 +315,9 @@ class Spawner:
             if pid == 0:
                 return
             call_id = self.calls.pop(pid, None)
+            for err_r, (_, init, _) in list(self.pending.items()):
+                if init == pid:  # "started" (or "failed") before "exited"
+                    self._check(err_r, block=True)
             if call_id is not None:
                 _send(self.sock, ("exited", call_id, status))
 
@@ -334,12 +354,16 @@ class Spawner:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         while True:
             try:
-                ready, _, _ = select.select([self.sock.fileno(), wake_r], [], [], _SWEEP_S)
+                watched = [self.sock.fileno(), wake_r, *self.pending]
+                ready, _, _ = select.select(watched, [], [], _SWEEP_S)
             except InterruptedError:
                 continue
             if wake_r in ready:
                 with contextlib.suppress(OSError):
                     os.read(wake_r, 4096)
+            for err_r in ready:
+                if err_r in self.pending:
+                    self._check(err_r)
             self.reap()
             if self.mode in ("subreaper", "group"):
                 self.sweep()
