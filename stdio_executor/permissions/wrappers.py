@@ -780,9 +780,14 @@ def _git(values: list[str | None]) -> list[Runs]:
     rest = values[i + 1 :]
     if sub not in _GIT_COMMANDS:
         return [UNKNOWN]  # an alias (`!rm -rf x`) or a git-NAME program
-    if any(v is None for v in rest):
-        return []
     found: list[Runs] = []
+    if i > 0:
+        # `git -C . push`, `git --git-dir=.git push`, `git -P push` are `git push` to a
+        # rule: the command without git's own options is what the rules see as well.
+        tail = [Word(v if v is not None else "$X", v) for v in rest]
+        found.append([Word("git", "git"), Word(sub, sub), *tail])
+    if any(v is None for v in rest):
+        return found
     texts = [v for v in rest if v is not None]
     for j, text in enumerate(texts):
         option, eq, value = text.partition("=")
