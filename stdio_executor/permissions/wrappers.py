@@ -784,8 +784,8 @@ def _git(values: list[str | None]) -> list[Runs]:
     if i > 0:
         # `git -C . push`, `git --git-dir=.git push`, `git -P push` are `git push` to a
         # rule: the command without git's own options is what the rules see as well.
-        tail = [Word(v if v is not None else "$X", v) for v in rest]
-        found.append([Word("git", "git"), Word(sub, sub), *tail])
+        words = [Word(v if v is not None else "$X", v) for v in rest]
+        found.append([Word("git", "git"), Word(sub, sub), *words])
     if any(v is None for v in rest):
         return found
     texts = [v for v in rest if v is not None]
