@@ -248,12 +248,18 @@ _WRAPPERS: dict[str, _Wrapper] = {
     "coproc": _w(),
     "caffeinate": _w("dimsu", "tw"),
     "daemonize": _w("aclv", "eEopuU"),
-    "at": _w("mlMqrdvVc", "fqt", stdin_if_empty=True),
-    "batch": _w("m", "fq", stdin_if_empty=True),
     "dotenv": _w("", "f", any_long=True),
-    "direnv": _w(),
 }
 # The forms in which these read a value: `-n5` or `-n 5`.
+# Programs whose commands come from stdin or a file, never from their arguments; the value
+# is the set of argument lists that only list or remove jobs.
+_SCHEDULERS: dict[str, frozenset[str]] = {
+    "at": frozenset({"-l", "-d", "-r", "-V"}),
+    "batch": frozenset({"-V"}),
+    "crontab": frozenset({"-l", "-r", "-i", "-u"}),
+}
+# File names that mean "standard input" to a program reading its code from a file.
+_STDIN_PATHS = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
 _SHELLS = frozenset(
     {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh"}
 )
@@ -616,6 +622,18 @@ def runs(words: Sequence[Word]) -> list[Runs]:
         if name in ("busybox", "toybox") and args:
             return [args]
         return _wrapped(name, spec, args) or []
+    if name in _SCHEDULERS:
+        # Their words are a time (`at now + 1 min`) or options; the commands they will run
+        # come from stdin or a file, which no parser here reads.
+        values = _values(args)
+        listing = values and all(v in _SCHEDULERS[name] for v in values)
+        return [] if listing else [UNKNOWN]
+    if name == "direnv":
+        # `direnv exec DIR COMMAND...` runs COMMAND; its other subcommands run nothing.
+        values = _values(args)
+        if values[:1] == ["exec"]:
+            return [args[2:]] if len(args) > 2 and values[1] is not None else [UNKNOWN]
+        return [] if values[:1] != [None] else [UNKNOWN]
     if name in _SHELLS:
         return _shell(args)
     values = _values(args)
@@ -669,6 +687,8 @@ def _shell(args: Sequence[Word]) -> list[Runs]:
             return [UNKNOWN] if i + 1 == len(values) else []
         if text.startswith("--"):
             continue
+        if text in _STDIN_PATHS:
+            return [UNKNOWN]  # `bash /dev/stdin <<< CODE`: commands from stdin
         if not text.startswith(("-", "+")):
             return []  # `bash script.sh`: a script file, like any other program
         if "c" in text[1:]:
@@ -811,8 +831,10 @@ def _git(values: list[str | None]) -> list[Runs]:
 
 def _interpreter(name: str, values: list[str | None]) -> list[Runs]:
     options = _CODE_OPTIONS[name]
+    if name == "make" and _makefile_from_stdin(values):
+        return [UNKNOWN]
     for v in values:
-        if v is None:
+        if v is None or v in _STDIN_PATHS:
             return [UNKNOWN]
         option = v.partition("=")[0]
         if option in options or (v.startswith("+") and "+" in options):
@@ -825,9 +847,27 @@ def _interpreter(name: str, values: list[str | None]) -> list[Runs]:
     return [UNKNOWN] if name in _STDIN_INTERPRETERS or not options else []
 
 
+def _makefile_from_stdin(values: list[str | None]) -> bool:
+    """`make -f -`, `-f-`, `--file=-`, `--makefile /dev/stdin`: the recipes come from stdin."""
+    for i, v in enumerate(values):
+        if v is None:
+            continue
+        if v in ("-f", "--file", "--makefile"):
+            following = values[i + 1] if i + 1 < len(values) else None
+            if following is None or following in _STDIN_PATHS:
+                return True
+        else:
+            option, _, value = v.partition("=")
+            bundled = v.startswith("-f") and not v.startswith("--") and v[2:] in _STDIN_PATHS
+            if bundled or (option in ("--file", "--makefile") and value in _STDIN_PATHS):
+                return True
+    return False
+
+
 _HANDLED = frozenset(
     {*_WRAPPERS, *_SHELLS, *_AWKS, *_CODE_OPTIONS, *_STDIN_INTERPRETERS}
-    | {"eval", "trap", "alias", "source", ".", "find", "sed", "gsed", "git", "man"}
+    | {"eval", "trap", "alias", "source", ".", "find", "sed", "gsed", "git", "man", "direnv"}
+    | set(_SCHEDULERS)
 )
 
 

@@ -236,6 +236,33 @@ INTERPRETED = [
     "BASH_ENV=./x bash script.sh",
     "vim -c '!rm x' f",
     "gdb -ex '!rm x'",
+    # Code read from stdin through a file name that means stdin.
+    "bash /dev/stdin <<< 'rm x'",
+    "sh /dev/fd/0 <<< 'rm x'",
+    "zsh /proc/self/fd/0 <<< 'rm x'",
+    "python3 /dev/stdin <<< 'import os; os.remove(\"x\")'",
+    "perl /dev/fd/0 <<< 'unlink \"x\"'",
+    "echo 'rm x' | bash /dev/stdin",
+    # make reading its recipes from stdin.
+    "make -f - <<< 'all: ; rm x'",
+    "make -f- <<< 'all: ; rm x'",
+    "make --file=- <<< 'all: ; rm x'",
+    "make --makefile /dev/stdin <<< 'all: ; rm x'",
+    "echo 'all: ; rm x' | make -f -",
+    "printf 'all:\\n\\trm x\\n' | make -f /dev/fd/0",
+    # Schedulers: their commands come from stdin or a file.
+    "at now <<< 'rm x'",
+    "at now + 1 minute <<< 'rm x'",
+    "echo 'rm x' | at midnight",
+    "at -f job.sh now",
+    "batch <<< 'rm x'",
+    "crontab <<< '* * * * * rm x'",
+    "crontab jobs.txt",
+    "echo '* * * * * rm x' | crontab -",
+    # direnv exec DIR COMMAND.
+    "direnv exec . rm x",
+    "direnv exec /tmp rm -rf x",
+    "direnv exec . sh -c 'rm x'",
 ]
 
 ORDINARY = [
@@ -264,6 +291,11 @@ ORDINARY = [
     "ls *.py",
     "timeout 5 npm test",
     "nice -n 5 make",
+    "make -f Makefile.ci all",
+    "crontab -l",
+    "at -l",
+    "direnv allow",
+    "direnv exec . npm test",
 ]
 
 
