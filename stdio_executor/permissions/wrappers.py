@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
@@ -362,6 +363,9 @@ def _wrapped(name: str, spec: _Wrapper, words: Sequence[Word]) -> list[Runs] | N
         rest = [*rest, Word("$APPENDED", None)]  # xargs adds words when it runs
     if name == "parallel":
         rest = _until_separator(rest)
+        if not rest:
+            # `parallel ::: 'rm x'`: with no command, each argument is a command line.
+            return [*found, UNKNOWN]
     if joins:
         values = _values(rest)
         if any(v is None for v in values):
@@ -833,9 +837,15 @@ def _interpreter(name: str, values: list[str | None]) -> list[Runs]:
     options = _CODE_OPTIONS[name]
     if name == "make" and _makefile_from_stdin(values):
         return [UNKNOWN]
-    for v in values:
+    for i, v in enumerate(values):
         if v is None or v in _STDIN_PATHS:
             return [UNKNOWN]
+        if name == "gdb" and v == "--args":
+            # `gdb --args PROGRAM ARGS...` starts PROGRAM: a wrapper, looked through.
+            program = values[i + 1 :]
+            if not program or any(w is None for w in program):
+                return [UNKNOWN]
+            return [" ".join(shlex.quote(w) for w in program if w is not None)]
         option = v.partition("=")[0]
         if option in options or (v.startswith("+") and "+" in options):
             return [UNKNOWN]

@@ -259,6 +259,14 @@ INTERPRETED = [
     "crontab <<< '* * * * * rm x'",
     "crontab jobs.txt",
     "echo '* * * * * rm x' | crontab -",
+    # A debugger starting the program after --args; parallel with its commands as arguments.
+    "gdb --args rm x",
+    "gdb -q --args rm -rf x",
+    "gdb --batch -ex run --args rm x",
+    "parallel ::: 'rm x'",
+    "parallel -j2 ::: 'rm a' 'rm b'",
+    "parallel :::: commands.txt",
+    "echo 'rm x' | parallel",
     # direnv exec DIR COMMAND.
     "direnv exec . rm x",
     "direnv exec /tmp rm -rf x",
@@ -296,6 +304,8 @@ ORDINARY = [
     "at -l",
     "direnv allow",
     "direnv exec . npm test",
+    "gdb --args ls -la",
+    "parallel echo ::: a b",
 ]
 
 
