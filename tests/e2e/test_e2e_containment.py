@@ -66,6 +66,24 @@ def escapees(mark: str) -> list[int]:
     return found
 
 
+def describe(pids: list[int]) -> list[str]:
+    """What a survivor is (state, parent, namespace, command line), so that a rare failure
+    says enough to be understood from a CI log alone."""
+    out = []
+    for pid in pids:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+            fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:120]
+            pidns = os.readlink(f"/proc/{pid}/ns/pid")
+        except OSError as exc:
+            out.append(f"{pid}: gone ({exc.strerror})")
+            continue
+        state, ppid, nspid = (fields.get(k, "?").strip() for k in ("State", "PPid", "NSpid"))
+        out.append(f"{pid}: state {state}, ppid {ppid}, NSpid {nspid}, {pidns}, {cmdline!r}")
+    return out
+
+
 def all_started(d: DaemonProcess) -> None:
     assert wait_until(lambda: "spawned" in d.output_of("run"), timeout=15)
     assert wait_until(lambda: len(escapees(d.mark)) >= len(ESCAPES), timeout=5), (
@@ -136,7 +154,7 @@ def test_nothing_a_call_started_outlives_the_call(
             if path == "sibling":
                 assert result.meta.status == "sibling_cancelled"
         assert wait_until(lambda: not escapees(d.mark), timeout=SETTLE_S), (
-            f"survived the call ({path}, {containment}): {escapees(d.mark)}"
+            f"survived the call ({path}, {containment}): {describe(escapees(d.mark))}"
         )
 
 
