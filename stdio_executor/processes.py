@@ -233,13 +233,7 @@ class ProcessRegistry:
 
     def close(self) -> None:
         """Kill every call and let the spawner go (it kills what is left on EOF)."""
-        if self._loop is not None and self._sock is not None:
-            with contextlib.suppress(Exception):
-                self._loop.remove_reader(self._sock.fileno())
-        self._loop = None
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        self._detach()
         if self._spawner is not None:
             try:
                 self._spawner.wait(timeout=_CLOSE_WAIT_S)
@@ -305,13 +299,7 @@ class ProcessRegistry:
     def _lost(self) -> None:
         """The spawner died (it never should while the daemon runs): its calls died with
         it; the next spawn starts a new one."""
-        if self._loop is not None and self._sock is not None:
-            with contextlib.suppress(Exception):
-                self._loop.remove_reader(self._sock.fileno())
-        self._loop = None
-        if self._sock is not None:
-            self._sock.close()
-            self._sock = None
+        self._detach()
         if self._spawner is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self._spawner.wait(timeout=1)
@@ -322,6 +310,16 @@ class ProcessRegistry:
             else:
                 child._on_failed(5, "the process spawner exited")
         self._children.clear()
+
+    def _detach(self) -> None:
+        """Stop reading the spawner's socket and close it (its EOF tells the spawner to go)."""
+        if self._loop is not None and self._sock is not None:
+            with contextlib.suppress(Exception):
+                self._loop.remove_reader(self._sock.fileno())
+        self._loop = None
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
 
     def _new_child(self) -> Child:
         self._next_id += 1
