@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..core.events import Status
 
 if TYPE_CHECKING:
+    from ..confine import Confinement
     from .output import OutputSink
     from .session import Session
 
@@ -108,6 +109,9 @@ class ToolContext:
     # runtime only passes it on.
     notify: Callable[[Any], None] = field(default=lambda event: None)
     extra: dict[str, Any] = field(default_factory=dict)
+    # The roots the file the call opens must lie in (set by the runtime from the permission
+    # verdict; None: no check). Honoured by the tools whose ``confines`` is true.
+    confine: Confinement | None = None
 
     def resolve(self, path: str) -> str:
         """A tool's path argument, absolute or relative to the session's working directory."""
@@ -118,6 +122,11 @@ class ToolContext:
 
 class Tool(abc.ABC):
     """A tool implementation. Instances are shared by all calls; keep per-call state local."""
+
+    # Whether the tool checks every file or directory it opens against ``ctx.confine``,
+    # on the opened descriptor, before reading it: then the permission gate may leave
+    # workspace confinement to it and skip judging calls nothing else could object to.
+    confines = False
 
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec
