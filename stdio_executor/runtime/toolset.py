@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -37,7 +38,9 @@ from ..tools.host import (
     names_only,
 )
 from ..tools.json_schema import schema_problem
-from ..tools.mcp import McpTool
+
+if TYPE_CHECKING:  # tools.mcp (~800 lines) loads only when an MCP server is configured
+    from ..tools.mcp import McpTool
 
 __all__ = ["SchemaReport", "ServerTools", "ToolSet", "tool_listing"]
 

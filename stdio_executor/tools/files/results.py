@@ -9,7 +9,6 @@ Must not: decide whether something is an error; the tools do.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 from collections.abc import Callable
 
@@ -71,6 +70,8 @@ def _near_name(path: str) -> str | None:
     lowered = {n.lower(): n for n in names}
     if name.lower() in lowered:  # README.md for readme.md
         return os.path.join(parent, lowered[name.lower()])
+    import difflib  # only for a path that does not exist
+
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return os.path.join(parent, close[0]) if close else None
 
