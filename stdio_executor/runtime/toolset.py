@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
-from dataclasses import dataclass
 
 import anyio.to_thread
+import msgspec
 
 from ..protocol import (
     ErrorEvent,
@@ -47,16 +47,14 @@ __all__ = ["SchemaReport", "ServerTools", "ToolSet", "tool_listing"]
 log = logging.getLogger("stdio_executor")
 
 
-@dataclass(frozen=True, slots=True)
-class ServerTools:
+class ServerTools(msgspec.Struct, frozen=True):
     """An MCP server's current tools (inbox item from the MCP manager)."""
 
     server: str
     tools: list[McpTool]
 
 
-@dataclass(frozen=True, slots=True)
-class SchemaReport:
+class SchemaReport(msgspec.Struct, frozen=True):
     """``--tools`` definitions whose input_schema is not a valid JSON Schema: (name, why)."""
 
     problems: list[tuple[str, str]]
