@@ -686,6 +686,7 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         processes=session.processes,
         ignore_case=case_insensitive(config.workspace),
         sandbox=session.sandbox,
+        workspace_trusted=config.trust_workspace,
     )
     for tool in ("Grep", "Glob", "LS"):  # deny rules also filter what searches return
         hidden = gate.policy.hidden_files(tool)

@@ -47,6 +47,8 @@ from .shell import ParsedCommand, SimpleCommand, parse
 
 __all__ = ["DONT_ASK_REASON", "Decision", "Facts", "Policy", "has_assignment_prefix"]
 
+# The mode allows it because it only reads (the gate may still ask: repo_config).
+READ_ONLY_REASON = "read-only"
 DONT_ASK_REASON = "dontAsk mode: no rule allows it"
 
 Kind = Literal["allow", "ask", "deny"]
@@ -258,7 +260,7 @@ class Policy:
         if self.mode == "bypassPermissions":
             return Decision("allow", "bypassPermissions mode")
         if facts.read_only:
-            return Decision("allow", "read-only")
+            return Decision("allow", READ_ONLY_REASON)
         if self.mode == "acceptEdits" and facts.file_access == "edit":
             return Decision("allow", "acceptEdits mode")
         if self.mode == "plan":

@@ -24,10 +24,8 @@ directory holding ``HEAD``, ``config``, ``objects/`` and ``refs/`` is a bare rep
 discovers on its own, and such files are ordinary files a cloned repository or an accepted
 edit can create. So a read-only command also runs with ``harden_git``'s environment: no
 bare repository found by discovery, no fsmonitor, no pager, no transport (lazy fetch).
-``diff.external`` and textconv drivers of a ``.git/config`` stay the user's (git has no
-command-scope way to unset them, and an empty value breaks every diff): that file is a
-control file (``protected``), a cloned repository cannot carry one, and the workspace is
-trusted.
+What it cannot turn off (``diff.external``, textconv drivers, clean filters, ``gpg.program``)
+is asked about instead while the workspace is untrusted (``repo_config``).
 """
 
 from __future__ import annotations
