@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+import msgspec
 
 from ..confine import Confinement, inside, realpath
 from .bash_syntax import analyze, split_simple_commands
@@ -47,13 +48,14 @@ from .shell import ParsedCommand, SimpleCommand, parse
 
 __all__ = ["DONT_ASK_REASON", "Decision", "Facts", "Policy", "has_assignment_prefix"]
 
+# The mode allows it because it only reads (the gate may still ask: repo_config).
+READ_ONLY_REASON = "read-only"
 DONT_ASK_REASON = "dontAsk mode: no rule allows it"
 
 Kind = Literal["allow", "ask", "deny"]
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(msgspec.Struct, frozen=True):
     """What the policy needs to know about one call."""
 
     name: str
@@ -68,8 +70,7 @@ class Facts:
     rule_content: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     kind: Kind
     # allow: what allowed it; ask: why the host is asked (host-facing); deny: the model-facing
     # explanation.
@@ -83,8 +84,7 @@ class Decision:
     confined: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class _Target:
+class _Target(msgspec.Struct, frozen=True):
     given: str  # as the call wrote it
     lexical: str  # absolute, `..` resolved as text
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
@@ -267,7 +267,7 @@ class Policy:
             assert used is not None
             return Decision("allow", f"allow rule {used.describe()}", confined=confined)
         decision = self._by_mode(facts)
-        return replace(decision, confined=True) if confined else decision
+        return msgspec.structs.replace(decision, confined=True) if confined else decision
 
     def confinement(self, file_access: str | None) -> Confinement:
         """The roots a file tool's path must lie in (reading tools: the spill directory too)."""
@@ -291,7 +291,7 @@ class Policy:
         if self.mode == "bypassPermissions":
             return Decision("allow", "bypassPermissions mode")
         if facts.read_only:
-            return Decision("allow", "read-only")
+            return Decision("allow", READ_ONLY_REASON)
         if self.mode == "acceptEdits" and facts.file_access == "edit":
             return Decision("allow", "acceptEdits mode")
         if self.mode == "plan":

@@ -24,17 +24,16 @@ directory holding ``HEAD``, ``config``, ``objects/`` and ``refs/`` is a bare rep
 discovers on its own, and such files are ordinary files a cloned repository or an accepted
 edit can create. So a read-only command also runs with ``harden_git``'s environment: no
 bare repository found by discovery, no fsmonitor, no pager, no transport (lazy fetch).
-``diff.external`` and textconv drivers of a ``.git/config`` stay the user's (git has no
-command-scope way to unset them, and an empty value breaks every diff): that file is a
-control file (``protected``), a cloned repository cannot carry one, and the workspace is
-trusted.
+What it cannot turn off (``diff.external``, textconv drivers, clean filters, ``gpg.program``)
+is asked about instead while the workspace is untrusted (``repo_config``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 __all__ = ["harden_git", "is_read_only", "read_only_programs"]
 
@@ -67,8 +66,7 @@ def harden_git(base: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
+class Options(msgspec.Struct, frozen=True):
     """The options a command may carry while it only reads."""
 
     short: str = ""  # short flags without an argument
@@ -82,7 +80,7 @@ class Options:
     # Options are only read before the first operand (echo-like, printf, find).
     posix: bool = False
     # Subcommands: the first operand picks another table.
-    subcommands: dict[str, Options] = field(default_factory=dict)
+    subcommands: dict[str, Options] = msgspec.field(default_factory=dict)
 
 
 def _opts(

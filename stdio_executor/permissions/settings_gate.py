@@ -23,7 +23,6 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -35,8 +34,17 @@ from ..protocol import ErrorEvent, PermissionResponse
 from ..protocol.messages import Event
 from ..tools.base import InputError, Tool, ToolOutcome
 from .asker import Asker, error_text
+from .bash_syntax import split_simple_commands
 from .gate import Allow, CallInfo, Deny, Gate, Verdict
-from .policy import DONT_ASK_REASON, Decision, Facts, Policy, has_assignment_prefix
+from .policy import (
+    DONT_ASK_REASON,
+    READ_ONLY_REASON,
+    Decision,
+    Facts,
+    Policy,
+    has_assignment_prefix,
+)
+from .readonly import harden_git
 from .rules import PATH_TOOLS
 from .settings import HeldBack, Settings, case_insensitive
 
@@ -62,8 +70,10 @@ def build_gate(
     processes: ProcessRegistry,
     ignore_case: bool = False,
     sandbox: Sandbox | None = None,
+    workspace_trusted: bool = False,
 ) -> SettingsGate:
-    """``mode`` (``--permission-mode``) overrides the settings' ``defaultMode``."""
+    """``mode`` (``--permission-mode``) overrides the settings' ``defaultMode``;
+    ``workspace_trusted``: ``--trust-workspace``."""
     policy = Policy(
         settings,
         mode=mode or settings.default_mode or "default",
@@ -81,6 +91,7 @@ def build_gate(
         sandbox=sandbox,
     )
     gate.mode_override = mode
+    gate.workspace_trusted = workspace_trusted
     return gate
 
 
@@ -105,6 +116,8 @@ class SettingsGate(Gate):
         self.processes = processes
         self._abort: Callable[[str | None], None] = lambda request_id: None
         self.mode_override: str | None = None  # --permission-mode, which wins over trust
+        # Until the host trusts the workspace, its repository's git config is untrusted too.
+        self.workspace_trusted = False
         self._env = {**os.environ, "CLAUDE_PROJECT_DIR": workspace}
         # Per tool name: (the tool, the verdict every call of it gets, or None: judge each
         # call). Emptied whenever rules, mode or hooks change (``trust``).
@@ -117,6 +130,7 @@ class SettingsGate(Gate):
     def trust(self) -> HeldBack | None:
         """The host trusts the workspace: the settings its files held back take effect for
         every later check (rules, mode, hooks). What was held back, or None."""
+        self.workspace_trusted = True
         settings = self.policy.settings
         if settings.pending is None:
             return None
@@ -169,6 +183,9 @@ class SettingsGate(Gate):
             log.exception("permission check of %s failed; retrying in the tool's task", call.name)
             return None
         if decision.kind == "allow":
+            # The repository's config is looked at in the tool's task (it runs git).
+            if self._repository_may_object(call.name, call.raw_input, decision):
+                return None
             return Allow(confine=self._confine(call, decision))
         if decision.kind == "deny":
             return Deny(error_text(decision.reason))
@@ -253,6 +270,8 @@ class SettingsGate(Gate):
                     return Allow(updated_input=updated)
             hook_decision, hook_reason = outcome.decision, outcome.reason
         decision = self.policy.evaluate(self._facts(call, tool_input, value))
+        if self._repository_may_object(call.name, tool_input, decision):
+            decision = await self._repository(call, decision)
         decision = self._sandboxed(call.name, tool_input, decision)
         if decision.kind == "deny":
             return Deny(error_text(decision.reason))
@@ -295,11 +314,13 @@ class SettingsGate(Gate):
             self._abort(None)
         if outcome.block is not None:
             feedback = f"A PostToolUse hook reported a problem with this call: {outcome.block}"
-            result = replace(
+            result = msgspec.structs.replace(
                 result, content=_append(result.content, feedback), is_error=True, status="denied"
             )
         if outcome.context:
-            result = replace(result, content=_append(result.content, "\n".join(outcome.context)))
+            result = msgspec.structs.replace(
+                result, content=_append(result.content, "\n".join(outcome.context))
+            )
         return result
 
     def on_response(self, response: PermissionResponse) -> ErrorEvent | None:
@@ -312,6 +333,32 @@ class SettingsGate(Gate):
         self.asker.on_input_closed()
 
     # ------------------------------------------------------------------------ helpers
+
+    def _repository_may_object(
+        self, name: str, tool_input: Mapping[str, Any], decision: Decision
+    ) -> bool:
+        """A Bash call allowed only because it reads, that may run git, in a workspace the
+        host has not trusted: its repository's own config may name programs git runs."""
+        return (
+            decision.kind == "allow"
+            and decision.reason == READ_ONLY_REASON
+            and name == "Bash"
+            and not self.workspace_trusted
+            and _runs_git(str(tool_input.get("command", "")))
+        )
+
+    async def _repository(self, call: CallInfo, decision: Decision) -> Decision:
+        from .repo_config import untrusted_program_keys
+
+        keys = await untrusted_program_keys(call.cwd, harden_git(self._env), self.processes)
+        if not keys:
+            return decision
+        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        return Decision(
+            "ask",
+            "the command only reads, but git would read this repository's own config, which "
+            f"sets {shown}: settings that can run programs, and the workspace is not trusted",
+        )
 
     def _sandboxed(self, name: str, tool_input: Mapping[str, Any], decision: Decision) -> Decision:
         """The sandbox's say (docs/sandbox.md): ``dangerouslyDisableSandbox`` asks (refused
@@ -418,6 +465,15 @@ def _append(content: str | list[dict[str, Any]], text: str) -> str | list[dict[s
     if isinstance(content, str):
         return f"{content}\n{text}" if content else text
     return [*content, {"type": "text", "text": text}]
+
+
+def _runs_git(command: str) -> bool:
+    """Whether a read-only command line runs git (none of the read-only programs runs
+    another, so git is the program word of one of its simple commands)."""
+    if "git" not in command:
+        return False
+    commands = split_simple_commands(command)
+    return commands is None or any(words and words[0] == "git" for words in commands)
 
 
 def _as_bool(value: Any) -> bool:

@@ -22,12 +22,12 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from ...confine import Confinement
 from ...globs import expand_braces, path_regex
@@ -46,8 +46,7 @@ _SPECIAL = frozenset("*?[{")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-@dataclass(slots=True)  # not frozen: one per call, and a frozen __init__ costs ~4x
-class _GlobCall:
+class _GlobCall(msgspec.Struct):  # one per call
     pattern: str
     path: str | None
 
