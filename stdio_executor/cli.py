@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .config import DEFAULT_MAX_LINE_BYTES, Config
 
 if TYPE_CHECKING:
+    from .config import Config
     from .journal import Journal
     from .permissions.gate import Gate
     from .permissions.settings import Settings
@@ -116,6 +116,8 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
     """The whole command line: the daemon's options, then the subcommands (left out on the
     daemon's fast path, see ``_parse``). Helpers adding a daemon option add it to ``d``, the
     group --help lists as the daemon's."""
+    from .config import DEFAULT_MAX_LINE_BYTES  # after the dependency check: needs msgspec
+
     formatter: type[argparse.HelpFormatter] = argparse.HelpFormatter  # only usage is shown
     if subcommands:
         from .commands import HelpFormatter
@@ -305,6 +307,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"stdio-executor: workspace {workspace!r} is not a directory\n")
         return EXIT_USAGE
     enabled = tuple(t for t in args.enabled.split(",") if t) if args.enabled else None
+    from .config import Config
+
     config = Config(
         workspace=workspace,
         max_concurrency=args.max_concurrency,

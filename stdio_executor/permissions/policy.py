@@ -33,8 +33,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from .bash_syntax import analyze, split_simple_commands
 from .hidden import HiddenFiles
@@ -53,8 +54,7 @@ DONT_ASK_REASON = "dontAsk mode: no rule allows it"
 Kind = Literal["allow", "ask", "deny"]
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(msgspec.Struct, frozen=True):
     """What the policy needs to know about one call."""
 
     name: str
@@ -69,8 +69,7 @@ class Facts:
     rule_content: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     kind: Kind
     # allow: what allowed it; ask: why the host is asked (host-facing); deny: the model-facing
     # explanation.
@@ -80,8 +79,7 @@ class Decision:
     firm: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class _Target:
+class _Target(msgspec.Struct, frozen=True):
     given: str  # as the call wrote it
     lexical: str  # absolute, `..` resolved as text
     resolved: str | None  # symlinks resolved; None if it cannot be resolved

@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 __all__ = ["harden_git", "is_read_only", "read_only_programs"]
 
@@ -72,8 +73,7 @@ def harden_git(base: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
+class Options(msgspec.Struct, frozen=True):
     """The options a command may carry while it only reads."""
 
     short: str = ""  # short flags without an argument
@@ -87,7 +87,7 @@ class Options:
     # Options are only read before the first operand (echo-like, printf, find).
     posix: bool = False
     # Subcommands: the first operand picks another table.
-    subcommands: dict[str, Options] = field(default_factory=dict)
+    subcommands: dict[str, Options] = msgspec.field(default_factory=dict)
 
 
 def _opts(

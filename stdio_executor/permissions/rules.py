@@ -26,7 +26,8 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ..globs import path_regex
 from .bash_syntax import split_quoted_words
@@ -69,8 +70,7 @@ PATH_TOOLS = frozenset(_COVERS)
 _RULE = re.compile(r"([A-Za-z0-9_.*-]+)(?:\((.*)\))?", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     text: str
     tool: str
     specifier: str | None  # None: every use of the tool
@@ -155,8 +155,7 @@ _WILD = _Wild()
 _Part = str | _Wild
 
 
-@dataclass(frozen=True, slots=True)
-class BashPattern:
+class BashPattern(msgspec.Struct, frozen=True):
     spec: str
     regex: re.Pattern[str]
     # The whole specifier when it has no wildcard: compared with the whole command line.
@@ -465,8 +464,7 @@ def _variants(words: Sequence[Word], wrappers: frozenset[str]) -> Iterator[list[
         seen += 1
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
+class _Candidate(msgspec.Struct, frozen=True):
     text: str
     certain: bool  # every word is known: a rule that does not match this text cannot match
     program: str | None
@@ -676,8 +674,7 @@ def _allowing_rule(simple: SimpleCommand, rules: Sequence[Rule]) -> Rule | None:
 # ------------------------------------------------------------------------------- paths
 
 
-@dataclass(frozen=True, slots=True)
-class PathPattern:
+class PathPattern(msgspec.Struct, frozen=True):
     """A gitignore pattern with the directory it is relative to."""
 
     spec: str

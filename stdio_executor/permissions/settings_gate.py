@@ -18,7 +18,6 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -253,11 +252,13 @@ class SettingsGate(Gate):
             self._abort(None)
         if outcome.block is not None:
             feedback = f"A PostToolUse hook reported a problem with this call: {outcome.block}"
-            result = replace(
+            result = msgspec.structs.replace(
                 result, content=_append(result.content, feedback), is_error=True, status="denied"
             )
         if outcome.context:
-            result = replace(result, content=_append(result.content, "\n".join(outcome.context)))
+            result = msgspec.structs.replace(
+                result, content=_append(result.content, "\n".join(outcome.context))
+            )
         return result
 
     def on_response(self, response: PermissionResponse) -> ErrorEvent | None:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from .bash_syntax import split_simple_commands
 
@@ -32,8 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["ParsedCommand", "SimpleCommand", "Word", "parse", "warm"]
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(msgspec.Struct, frozen=True):
     """One word of a simple command.
 
     ``text`` is the word after quote removal, or None when its value is only known when the
@@ -47,8 +47,7 @@ class Word:
     expands: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(msgspec.Struct, frozen=True):
     words: tuple[Word, ...]  # argv, assignments excluded
     assignments: tuple[Word, ...] = ()  # ``NAME=value`` words before the program
     source: str = ""  # the command's text in the line
@@ -72,8 +71,7 @@ class SimpleCommand:
         return [w.text for w in self.words if w.text is not None]
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedCommand:
+class ParsedCommand(msgspec.Struct, frozen=True):
     commands: tuple[SimpleCommand, ...]
     # The parser read the whole line without an error or a missing token.
     ok: bool
@@ -81,9 +79,9 @@ class ParsedCommand:
     plain: bool
     # Some redirection sends output into a file (not /dev/null, not another descriptor).
     writes: bool
-    problems: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = msgspec.field(default=())
     # The files output is redirected into (None: known only when it runs).
-    targets: tuple[str | None, ...] = field(default=())
+    targets: tuple[str | None, ...] = msgspec.field(default=())
 
 
 _lock = threading.Lock()

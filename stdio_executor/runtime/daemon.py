@@ -22,6 +22,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
@@ -68,7 +69,6 @@ from ..protocol.messages import Command, Event
 from ..tools.base import Tool
 from ..tools.catalog import ToolRegistry
 from ..tools.host import HostBridge, HostTool
-from ..tools.mcp import McpManager, McpServerConfig
 from ..tools.session import Session
 from . import jobs
 from .admission import Call, admit
@@ -87,6 +87,9 @@ from .runner import CallRunner
 from .stdio import StdioFds, WireWriter, read_chunks
 from .to_wire import event_for
 from .toolset import ServerTools, ToolSet
+
+if TYPE_CHECKING:  # tools.mcp loads only when a server is configured (start-up cost)
+    from ..tools.mcp import McpManager, McpServerConfig
 
 __all__ = ["EXIT_HOST_GONE", "EXIT_INTERNAL", "EXIT_OK", "Daemon"]
 
@@ -166,15 +169,9 @@ class Daemon:
         self.host = host or HostBridge()
         self.host.attach(self._emit_now, lambda: self.core.turn, self._host_call_expected)
         self.toolset = ToolSet(registry, self.host)
-        self.mcp = (
-            McpManager(
-                list(mcp_servers),
-                session,
-                lambda server, tools: self.inbox.put(ServerTools(server, tools)),
-            )
-            if mcp_servers
-            else None
-        )
+        self.mcp: McpManager | None = None
+        if mcp_servers:
+            self.mcp = self._mcp_manager(mcp_servers)
         # The workspace's .mcp.json servers, until the host trusts the workspace.
         self._held_mcp = list(held_mcp_servers)
         self._tg: anyio.abc.TaskGroup | None = None
@@ -323,17 +320,22 @@ class Daemon:
         servers, self._held_mcp = self._held_mcp, []
         if servers:
             if self.mcp is None:
-                self.mcp = McpManager(
-                    servers,
-                    self.session,
-                    lambda server, tools: self.inbox.put(ServerTools(server, tools)),
-                )
+                self.mcp = self._mcp_manager(servers)
                 assert self._tg is not None
                 self._tg.start_soon(self.mcp.run)
             else:
                 self.mcp.add(servers)
         applied = held_back_message(held, [s.name for s in servers])
         self._emit(WorkspaceTrusted(applied=applied, request_id=command.request_id))
+
+    def _mcp_manager(self, servers: Sequence[McpServerConfig]) -> McpManager:
+        from ..tools.mcp import McpManager
+
+        return McpManager(
+            list(servers),
+            self.session,
+            lambda server, tools: self.inbox.put(ServerTools(server, tools)),
+        )
 
     def _resolve(self, name: str) -> Tool | None:
         tool = self.registry.get(name)

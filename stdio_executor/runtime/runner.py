@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -33,8 +32,7 @@ from .inbox import Finished
 __all__ = ["CallRunner"]
 
 
-@dataclass(slots=True)
-class _Running:
+class _Running(msgspec.Struct):
     tool: Tool
     scope: anyio.CancelScope
 
@@ -43,8 +41,10 @@ def _with_notes(result: ToolOutcome, notes: tuple[str, ...]) -> ToolOutcome:
     """Append gate notes (hook context) for the model to a text result."""
     extra = "\n".join(notes)
     if isinstance(result.content, str):
-        return replace(result, content=f"{result.content}\n{extra}")
-    return replace(result, content=[*result.content, {"type": "text", "text": extra}])
+        return msgspec.structs.replace(result, content=f"{result.content}\n{extra}")
+    return msgspec.structs.replace(
+        result, content=[*result.content, {"type": "text", "text": extra}]
+    )
 
 
 def _ms_since(started: float) -> float:

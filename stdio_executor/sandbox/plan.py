@@ -34,8 +34,9 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 from ..permissions.protected import control_paths
 from .settings import SandboxSettings
@@ -53,8 +54,7 @@ class StartupError(Exception):
     """The sandbox is required and cannot be had; the message says what is missing."""
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxStatus:
+class SandboxStatus(msgspec.Struct, frozen=True):
     """What ``ready`` says about the sandbox."""
 
     enabled: bool
@@ -67,8 +67,7 @@ class SandboxStatus:
     allowed_domains: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
-class _Built:
+class _Built(msgspec.Struct):
     plan: Any  # kernel.ChildPlan without a proxy token
     env: dict[str, str]
     proxy: Any = None  # proxy.DomainProxy
@@ -76,8 +75,7 @@ class _Built:
     netns: Any = None  # netns.NetNamespace: the session's, kept open by its fds
 
 
-@dataclass(frozen=True, slots=True)
-class Spawn:
+class Spawn(msgspec.Struct, frozen=True):
     """What one sandboxed spawn adds: namespaces to create, the function to run in the
     child inside them (module-level, picklable arguments) and the environment."""
 
@@ -89,8 +87,7 @@ class Spawn:
     argv_prefix: tuple[str, ...] = ()  # bubblewrap's command line, when that is the mechanism
 
 
-@dataclass(slots=True)
-class Sandbox:
+class Sandbox(msgspec.Struct):
     """One per session. ``active`` is False when commands run unsandboxed (``status``
     says why). ``prepare`` builds the per-session pieces once; it may run in a thread."""
 
@@ -110,7 +107,7 @@ class Sandbox:
     # (STDIO_EXECUTOR_SANDBOX_DISABLE=join: how the tests reach that path as root).
     no_join: bool = False
     _built: _Built | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.Lock = msgspec.field(default_factory=threading.Lock)
     _failed: str | None = None
 
     @property

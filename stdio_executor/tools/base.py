@@ -11,8 +11,9 @@ from __future__ import annotations
 import abc
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from ..core.events import Status
 
@@ -52,8 +53,7 @@ def describe_value(value: Any) -> str:
     return type(value).__name__
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """Everything the daemon needs to announce and schedule a tool without loading it."""
 
     name: str
@@ -77,8 +77,7 @@ class ToolSpec:
     permission_read_only: bool | None = None
 
 
-@dataclass(slots=True)  # not frozen: one per call (bench/NOTES.md); never mutated
-class ToolOutcome:
+class ToolOutcome(msgspec.Struct):  # one per call; never mutated (copies: structs.replace)
     content: Content
     is_error: bool = False
     status: Status | None = None  # None means "success" or "error" by is_error
@@ -93,8 +92,7 @@ class ToolOutcome:
         return self.status or ("error" if self.is_error else "success")
 
 
-@dataclass(slots=True)
-class ToolContext:
+class ToolContext(msgspec.Struct):
     """What the runtime lends one running tool call."""
 
     tool_use_id: str
@@ -106,8 +104,8 @@ class ToolContext:
     # Writes an event for the host besides progress (TodoWrite's ``todos``), at once, unless
     # the call's turn was discarded. The event is built by the tool from ``protocol``; the
     # runtime only passes it on.
-    notify: Callable[[Any], None] = field(default=lambda event: None)
-    extra: dict[str, Any] = field(default_factory=dict)
+    notify: Callable[[Any], None] = msgspec.field(default=lambda event: None)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def resolve(self, path: str) -> str:
         """A tool's path argument, absolute or relative to the session's working directory."""

@@ -22,12 +22,12 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from ...globs import expand_braces, path_regex
 from ..base import Tool, ToolContext, ToolOutcome
@@ -44,8 +44,7 @@ INLINE_MAX_ENTRIES = _CHECK_EVERY_ENTRIES
 _SPECIAL = frozenset("*?[{")
 
 
-@dataclass(slots=True)  # not frozen: one per call, and a frozen __init__ costs ~4x
-class _GlobCall:
+class _GlobCall(msgspec.Struct):  # one per call
     pattern: str
     path: str | None
 

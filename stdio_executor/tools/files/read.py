@@ -21,12 +21,12 @@ import io
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO, Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from ..base import Tool, ToolContext, ToolOutcome, ToolSpec
 from ..inputs import ReadInput, parse
@@ -54,8 +54,7 @@ _SKIP_CHUNK_CHARS = 64 * 1024
 _PREFIXES = tuple(f"{n:>6}\t" for n in range(DEFAULT_LIMIT + 1))
 
 
-@dataclass(slots=True)  # not frozen: one per call, and a frozen __init__ costs ~4x
-class _ReadCall:
+class _ReadCall(msgspec.Struct):  # one per call
     file_path: str
     offset: int  # 1-based number of the first line shown
     limit: int

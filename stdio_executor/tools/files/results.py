@@ -8,10 +8,10 @@ Must not: decide whether something is an error; the tools do.
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import os
 from collections.abc import Callable
+
+import msgspec
 
 from ..base import InputError, ToolContext, ToolOutcome, ToolSpec
 from ..output import spill_text
@@ -71,6 +71,8 @@ def _near_name(path: str) -> str | None:
     lowered = {n.lower(): n for n in names}
     if name.lower() in lowered:  # README.md for readme.md
         return os.path.join(parent, lowered[name.lower()])
+    import difflib  # only for a path that does not exist
+
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return os.path.join(parent, close[0]) if close else None
 
@@ -92,14 +94,14 @@ def finish(outcome: ToolOutcome, spec: ToolSpec, ctx: ToolContext) -> ToolOutcom
         # No spill file (a full disk, an unwritable spill directory): cut, and say so.
         # This may run inline in the event loop, where an exception would lose the result.
         cut = content[: spec.max_result_bytes // 4]
-        return dataclasses.replace(
+        return msgspec.structs.replace(
             outcome,
             content=f"{cut}\n\n... [output truncated; the rest could not be saved: {exc}]",
             truncated=True,
         )
     if not out.truncated:
         return outcome
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         outcome,
         content=out.text,
         truncated=True,
