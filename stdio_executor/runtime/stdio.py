@@ -7,8 +7,8 @@ thread hop, and the single writer of the output stream.
 Must not: parse or interpret messages.
 
 Reading: the fd is made non-blocking; a pipe, a socket or a terminal is read by a reader
-callback the event loop runs as soon as it is readable (``feed_chunks``: one ``read`` per
-wake-up, no task to wake, no epoll registration per chunk); a regular file or /dev/null,
+callback the event loop runs as soon as it is readable (``feed_chunks``: no task per
+wake-up, no epoll registration per chunk); a regular file or /dev/null,
 which epoll refuses, is read with plain reads and a checkpoint between chunks. Writing:
 events are appended to one buffer and written with as few syscalls as possible; when the
 host is slow to read, the rest waits for ``wait_writable`` and the reader pauses, so memory
@@ -77,10 +77,11 @@ async def feed_chunks(
     On a pipe, a socket or a terminal the chunk is read and handed over inside the loop's
     reader callback, which stays registered: a line reaches the inbox in the same loop
     iteration that saw it arrive. ``anyio.wait_readable`` per chunk (register the fd, wake a
-    task, unregister) cost one more loop iteration, two ``epoll_ctl`` and a read that found
-    nothing on every idle wake-up (bench/NOTES.md). One chunk per callback: while more is
-    waiting, the loop runs the core between chunks. The reader is unregistered while output
-    backlog pauses reading (a level-triggered reader left registered would spin).
+    task, unregister) cost one more loop iteration and two ``epoll_ctl`` on every idle
+    wake-up (bench/NOTES.md). Like ``read_chunks``, it reads all there
+    is before the core runs (a host that writes everything before it reads gets the same
+    slack as before). The reader is unregistered while output backlog pauses reading (a
+    level-triggered reader left registered would spin).
     """
     fd = fds.input_fd
     if not _pollable(fd):
@@ -100,23 +101,24 @@ async def feed_chunks(
             if stop.done():
                 return
             try:
-                if backlog is not None and backlog() is not None:
-                    loop.remove_reader(fd)
-                    stop.set_result(False)  # paused until the host reads our output
-                    return
-                try:
-                    chunk = os.read(fd, _CHUNK)
-                except BlockingIOError:
-                    return
-                except OSError as exc:
-                    if exc.errno not in (errno.EIO, errno.EBADF):
-                        raise
-                    chunk = b""  # a terminal that went away reads as EOF
-                if not chunk:
-                    loop.remove_reader(fd)
-                    stop.set_result(True)
-                    return
-                on_chunk(chunk)
+                while True:  # as read_chunks does: all there is, unless output backs up
+                    if backlog is not None and backlog() is not None:
+                        loop.remove_reader(fd)
+                        stop.set_result(False)  # paused until the host reads our output
+                        return
+                    try:
+                        chunk = os.read(fd, _CHUNK)
+                    except BlockingIOError:
+                        return
+                    except OSError as exc:
+                        if exc.errno not in (errno.EIO, errno.EBADF):
+                            raise
+                        chunk = b""  # a terminal that went away reads as EOF
+                    if not chunk:
+                        loop.remove_reader(fd)
+                        stop.set_result(True)
+                        return
+                    on_chunk(chunk)
             except BaseException as exc:  # the awaiting task raises it
                 loop.remove_reader(fd)
                 stop.set_exception(exc)
