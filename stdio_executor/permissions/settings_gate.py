@@ -28,7 +28,6 @@ from ..protocol import ErrorEvent, PermissionResponse
 from ..protocol.messages import Event
 from ..tools.base import InputError, ToolOutcome
 from .asker import Asker, error_text
-from .bash_syntax import split_simple_commands
 from .gate import Allow, CallInfo, Deny, Gate, Verdict
 from .policy import (
     DONT_ASK_REASON,
@@ -38,7 +37,6 @@ from .policy import (
     Policy,
     has_assignment_prefix,
 )
-from .readonly import harden_git
 from .settings import HeldBack, Settings, case_insensitive
 
 if TYPE_CHECKING:
@@ -286,6 +284,7 @@ class SettingsGate(Gate):
         )
 
     async def _repository(self, call: CallInfo, decision: Decision) -> Decision:
+        from .readonly import harden_git
         from .repo_config import untrusted_program_keys
 
         keys = await untrusted_program_keys(call.cwd, harden_git(self._env), self.processes)
@@ -410,6 +409,8 @@ def _runs_git(command: str) -> bool:
     another, so git is the program word of one of its simple commands)."""
     if "git" not in command:
         return False
+    from .bash_syntax import split_simple_commands
+
     commands = split_simple_commands(command)
     return commands is None or any(words and words[0] == "git" for words in commands)
 
