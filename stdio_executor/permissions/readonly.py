@@ -23,7 +23,8 @@ programs (``core.fsmonitor`` under ``git status``, ``diff.external`` under ``git
 directory holding ``HEAD``, ``config``, ``objects/`` and ``refs/`` is a bare repository git
 discovers on its own, and such files are ordinary files a cloned repository or an accepted
 edit can create. So a read-only command also runs with ``harden_git``'s environment: no
-bare repository found by discovery, no fsmonitor, no pager, no transport (lazy fetch).
+bare repository found by discovery, no fsmonitor, no pager, no hooks, no transport (lazy
+fetch), no index writes.
 What it cannot turn off (``diff.external``, textconv drivers, clean filters, ``gpg.program``)
 is asked about instead while the workspace is untrusted (``repo_config``).
 """
@@ -42,6 +43,9 @@ _GIT_HARDENING = (
     ("safe.bareRepository", "explicit"),
     ("core.fsmonitor", "false"),
     ("core.pager", "cat"),
+    # A repository's hooks (.git/hooks, or a core.hooksPath it sets): `git status` writes
+    # the index, and writing it runs post-index-change.
+    ("core.hooksPath", "/dev/null"),
 )
 
 
@@ -63,6 +67,9 @@ def harden_git(base: Mapping[str, str]) -> dict[str, str]:
         count += 1
     env[_COUNT] = str(count)
     env["GIT_ALLOW_PROTOCOL"] = "none"  # no lazy fetch of a promisor remote
+    # No opportunistic index refresh: a read-only command does not write .git/index, and
+    # two of them running in parallel do not race for index.lock.
+    env["GIT_OPTIONAL_LOCKS"] = "0"
     return env
 
 

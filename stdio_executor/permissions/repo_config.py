@@ -44,9 +44,10 @@ _TIMEOUT_S = 10.0
 _MAX_OUTPUT = 64 * 1024 * 1024
 _GITLINK = b"160000 "
 
-# Keys git prints lower-cased except for a subsection, which keeps its case. Each entry is
-# "section.key" (two parts) or "section.*.key" (any subsection); "section.*" is every key
-# of a section whose keys name no program at all.
+# Keys that readonly.harden_git outranks (core.fsmonitor, core.pager, core.hooksPath) are
+# inert here. Git prints keys lower-cased except for a subsection, which keeps its case.
+# Each entry is "section.key" (two parts) or "section.*.key" (any subsection); "section.*"
+# is every key of a section whose keys name no program at all.
 _INERT = """
 core.repositoryformatversion core.filemode core.bare core.logallrefupdates core.ignorecase
 core.precomposeunicode core.symlinks core.autocrlf core.eol core.safecrlf core.quotepath
@@ -58,7 +59,7 @@ core.packedgitwindowsize core.multipackindex core.commitgraph core.warnambiguous
 core.excludesfile core.attributesfile core.worktree core.filesreflocktimeout
 core.packedrefstimeout core.sharedrepository core.protecthfs core.protectntfs
 core.usereplacerefs core.fsync core.fsyncmethod core.fsyncobjectfiles core.notesref
-core.fsmonitor core.fsmonitorhookversion core.pager
+core.fsmonitor core.fsmonitorhookversion core.pager core.hookspath
 remote.*.url remote.*.pushurl remote.*.fetch remote.*.push remote.*.mirror remote.*.tagopt
 remote.*.prune remote.*.prunetags remote.*.skipdefaultupdate remote.*.skipfetchall
 remote.*.promisor remote.*.partialclonefilter

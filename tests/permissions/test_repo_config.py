@@ -46,7 +46,6 @@ PROGRAM_KEYS = [
     "core.sshcommand",
     "core.askpass",
     "core.editor",
-    "core.hookspath",
     "core.gitproxy",
     "core.alternaterefscommand",
     "credential.helper",
@@ -78,6 +77,7 @@ INERT_KEYS = [
     "core.logallrefupdates",
     "core.fsmonitor",  # outranked by the command-scope core.fsmonitor=false
     "core.pager",  # outranked too
+    "core.hookspath",  # outranked too (husky sets it in every JavaScript repository)
     "remote.origin.url",
     "remote.origin.fetch",
     "remote.My.Fork.url",
@@ -259,6 +259,22 @@ def test_a_planted_program_asks_until_the_workspace_is_trusted(
     assert marker.exists(), "the planted setting was not real: the check proves nothing"
 
 
+def test_repository_hooks_never_run_under_a_read_only_git(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    hook = repo / ".git" / "hooks" / "post-index-change"
+    hook.write_text(f'#!/bin/sh\ntouch "{marker}"\n')
+    hook.chmod(0o755)
+    os.utime(repo / "a.txt", (2_000_000_000, 2_000_000_000))  # the index needs a refresh
+    for flags in ((), ("--trust-workspace",)):
+        result = _daemon(repo, "git status", *flags)
+        assert result["meta"]["status"] == "success", result
+        assert not marker.exists(), flags
+    # The same git status outside the daemon runs the hook: the check above could fail.
+    _git(repo, "status")
+    assert marker.exists()
+
+
 def test_a_cloned_repository_still_reads_without_asking(tmp_path: Path) -> None:
     origin = _repo(tmp_path / "origin")
     _git(tmp_path, "clone", "-q", str(origin), "clone")
@@ -266,6 +282,7 @@ def test_a_cloned_repository_still_reads_without_asking(tmp_path: Path) -> None:
     _git(clone, "config", "http.https://github.com/.extraheader", "AUTHORIZATION: basic x")
     _git(clone, "config", "core.fsmonitor", "true")
     _git(clone, "config", "lfs.repositoryformatversion", "0")
+    _git(clone, "config", "core.hooksPath", ".husky/_")
     for command in ("git status", "git log -p -1", "git diff HEAD", "git show --stat"):
         result = _daemon(clone, command)
         assert result["meta"]["status"] == "success", (command, result)
