@@ -18,6 +18,7 @@ import msgspec
 from ..core.events import Status
 
 if TYPE_CHECKING:
+    from ..confine import Confinement
     from .output import OutputSink
     from .session import Session
 
@@ -106,6 +107,9 @@ class ToolContext(msgspec.Struct):
     # runtime only passes it on.
     notify: Callable[[Any], None] = msgspec.field(default=lambda event: None)
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
+    # The roots the file the call opens must lie in (set by the runtime from the permission
+    # verdict; None: no check). Honoured by the tools whose ``confines`` is true.
+    confine: Confinement | None = None
 
     def resolve(self, path: str) -> str:
         """A tool's path argument, absolute or relative to the session's working directory."""
@@ -116,6 +120,11 @@ class ToolContext(msgspec.Struct):
 
 class Tool(abc.ABC):
     """A tool implementation. Instances are shared by all calls; keep per-call state local."""
+
+    # Whether the tool checks every file or directory it opens against ``ctx.confine``,
+    # on the opened descriptor, before reading it: then the permission gate may leave
+    # workspace confinement to it and skip judging calls nothing else could object to.
+    confines = False
 
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec

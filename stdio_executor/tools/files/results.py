@@ -23,6 +23,7 @@ __all__ = [
     "input_error",
     "missing_path",
     "no_check",
+    "outside_now",
     "tool_error",
 ]
 
@@ -40,6 +41,19 @@ def no_check() -> None:
 
 def tool_error(message: str) -> ToolOutcome:
     return ToolOutcome(f"<tool_use_error>{message}</tool_use_error>", is_error=True)
+
+
+def outside_now(tool: str, path: str, where: str | None) -> ToolOutcome:
+    """The file opened is outside the roots, though the path was inside when the call was
+    allowed: a symlink on the way changed in between. Refused, as a denial."""
+    shown = f"{path} (now = {where})" if where and where != path else path
+    return ToolOutcome(
+        f"<tool_use_error>Permission to use {tool} on {shown} has been denied: the path "
+        "led outside the workspace and its additional directories when it was opened, "
+        "though it was inside when the call was allowed.</tool_use_error>",
+        is_error=True,
+        status="denied",
+    )
 
 
 def input_error(tool: str, field: str, problem: str) -> InputError:
