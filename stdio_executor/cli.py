@@ -112,13 +112,22 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+class _UsageFormatter(argparse.HelpFormatter):
+    """The daemon's fast path shows only ``_USAGE`` (in an error), which is written out
+    already: a fixed width spares argparse asking the terminal for one each time it builds
+    a formatter (once per option), which imports shutil (~3 ms before ``ready``)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=100)
+
+
 def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
     """The whole command line: the daemon's options, then the subcommands (left out on the
     daemon's fast path, see ``_parse``). Helpers adding a daemon option add it to ``d``, the
     group --help lists as the daemon's."""
     from .config import DEFAULT_MAX_LINE_BYTES  # after the dependency check: needs msgspec
 
-    formatter: type[argparse.HelpFormatter] = argparse.HelpFormatter  # only usage is shown
+    formatter: type[argparse.HelpFormatter] = _UsageFormatter  # only usage is shown
     if subcommands:
         from .commands import HelpFormatter
 
