@@ -53,6 +53,16 @@ _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 _KILL_ALL = signal.SIGUSR1  # to an init: kill every process of the call now, then exit
 _SWEEP_S = 0.5
 _DEFAULT_SIGNALS = tuple(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
+# What this process ignores (``main``, and Python's own SIGPIPE/SIGXFSZ): an ignored signal
+# stays ignored across exec, so a command gets these back to their defaults. Handled ones
+# are reset by exec itself.
+_IGNORED_HERE = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGPIPE,
+    *((signal.SIGXFSZ,) if hasattr(signal, "SIGXFSZ") else ()),
+)
 
 _linux = sys.platform.startswith("linux")
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -108,13 +118,45 @@ def _send(sock: socket.socket, message: tuple[Any, ...]) -> None:
 
 
 class Spawner:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, nested: bool = False) -> None:
         self.sock = sock
-        self.pid = os.getpid()
-        self.calls: dict[int, int] = {}  # init pid -> call id
-        # report pipe -> (call id, init pid, what it said so far): inits still starting
+        # Our pid as /proc (the daemon's) and the daemon number it: inside our own PID
+        # namespace getpid() is 1, and every pid we get from clone/waitpid is numbered there.
+        self.host_pid = int(os.readlink("/proc/self")) if _linux else os.getpid()
+        self.nested = nested
+        self.calls: dict[int, int] = {}  # pid (our numbering) -> call id
+        self.hosts: dict[int, int] = {}  # pid (our numbering) -> pid as the daemon sees it
+        # A SIGTERM/SIGINT/... replaced by SIGKILL for a command that had no handler for it
+        # (``send_signal``): reported as that signal, which would have ended it the same way.
+        self.substituted: dict[int, int] = {}
+        # report pipe -> (call id, pid, what it said so far): calls still starting
         self.pending: dict[int, tuple[int, int, bytearray]] = {}
-        self.mode = ""  # "pidns", "userns+pidns" or "subreaper"/"group", found on first use
+        self.mode = "pidns" if nested else ""  # or "userns+pidns", "subreaper", "group"
+        self.own_pidns = -1  # our PID namespace, to return to after each unshare(2)
+        self.home = -1  # our working directory, to return to after each chdir
+        if nested and _can_return_to_own_pidns():
+            self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            self.home = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
+
+    @property
+    def direct(self) -> bool:
+        """Whether the command is itself pid 1 of its namespace (no init of ours)."""
+        return self.mode in ("pidns", "userns+pidns")
+
+    def _host(self, pid: int) -> int:
+        """The daemon's number for our child ``pid`` (its pidfd's fdinfo is written in
+        /proc's namespace, the daemon's)."""
+        if not self.nested:
+            return pid
+        fd = os.pidfd_open(pid)
+        try:
+            with open(f"/proc/self/fdinfo/{fd}", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pid:"):
+                        return int(line.split()[1])
+        finally:
+            os.close(fd)
+        raise OSError(3, "no such process")
 
     # ---------------------------------------------------------------- namespaces
 
@@ -158,8 +200,11 @@ class Spawner:
         args: tuple[Any, ...],
         fds: list[int],
     ) -> None:
+        flags = self._base_flags() | extra_flags
+        if self.own_pidns >= 0 and pre_exec is None and not extra_flags:
+            self._spawn_in_place(call_id, argv, cwd, env, fds)
+            return
         try:
-            flags = self._base_flags() | extra_flags
             err_r, err_w = os.pipe()
             go_r, go_w = os.pipe() if flags & CLONE_NEWUSER else (-1, -1)
             pid = _clone(flags)
@@ -177,13 +222,18 @@ class Spawner:
                     os.close(go_w)
                     os.read(go_r, 1)
                     os.close(go_r)
-                self._init(call_id, argv, cwd, env, flags, pre_exec, args, fds, err_w)
+                if flags & CLONE_NEWPID:
+                    _exec(self.host_pid, argv, cwd, env, pre_exec, args, fds, err_w)
+                else:
+                    self._init(call_id, argv, cwd, env, flags, pre_exec, args, fds, err_w)
             finally:
                 os._exit(127)
         os.close(err_w)
         for fd in fds:
             os.close(fd)
         self.calls[pid] = call_id
+        with contextlib.suppress(OSError):  # our unreaped child: it cannot fail
+            self.hosts[pid] = self._host(pid)
         os.set_blocking(err_r, False)
         if go_r >= 0:
             os.close(go_r)
@@ -201,6 +251,57 @@ class Spawner:
         # calls, the command's exec) takes milliseconds, and the next call's clone need not
         # wait behind it. ``_check`` reports the call once the pipe reaches EOF.
         self.pending[err_r] = (call_id, pid, bytearray())
+
+    def _spawn_in_place(
+        self, call_id: int, argv: list[str], cwd: str | None, env: dict[str, str], fds: list[int]
+    ) -> None:
+        """The command itself as pid 1 of a new PID namespace, started with ``posix_spawn``
+        (vfork: no copy of this interpreter, no Python in the child): ``unshare(2)`` makes
+        our next child the first of a new namespace, and ``setns(2)`` back to ours undoes it
+        for the one after. Nothing of ours runs in the child, so it has no parent-death
+        signal: it is inside our own namespace (``main``), and when we die the kernel kills
+        that namespace with every one nested in it."""
+        pid = 0
+        try:
+            path = _which(argv[0], env)
+            if cwd:
+                os.chdir(cwd)
+            try:
+                if _libc.unshare(CLONE_NEWPID) != 0:
+                    errno = ctypes.get_errno()
+                    raise OSError(errno, f"unshare: {os.strerror(errno)}")
+                try:
+                    pid = os.posix_spawn(
+                        path,
+                        argv,
+                        env,
+                        file_actions=[
+                            (os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(fds)
+                        ],
+                        setsid=True,
+                        setsigdef=_IGNORED_HERE,
+                        setsigmask=(),
+                    )
+                finally:
+                    if _libc.setns(self.own_pidns, CLONE_NEWPID) != 0:  # pragma: no cover
+                        # Stuck with a used namespace for our children: every later spawn
+                        # would fail. Go; the daemon starts a new spawner.
+                        os._exit(70)
+            finally:
+                if cwd:
+                    os.fchdir(self.home)
+            self.calls[pid] = call_id
+            host = self._host(pid)
+        except OSError as exc:
+            if pid:
+                os.kill(pid, signal.SIGKILL)  # reaped by ``reap``, reported as failed
+            _send(self.sock, ("failed", call_id, exc.errno or 1, _describe(exc)))
+            return
+        finally:
+            for fd in fds:
+                os.close(fd)
+        self.hosts[pid] = host
+        _send(self.sock, ("started", call_id, host, host, self.mode))
 
     def _check(self, err_r: int, block: bool = False) -> None:
         """Read an init's report pipe; at EOF (the command exec'd, the pipe being
@@ -225,7 +326,11 @@ class Spawner:
             errno, _, message = report.decode(errors="replace").partition(":")
             _send(self.sock, ("failed", call_id, int(errno or 1), message))
         else:
-            _send(self.sock, ("started", call_id, pid, _command_pid(pid), self.mode))
+            if self.direct:
+                host = self.hosts.get(pid, pid)
+                _send(self.sock, ("started", call_id, host, host, self.mode))
+            else:
+                _send(self.sock, ("started", call_id, pid, _command_pid(pid), self.mode))
 
     def _init(
         self,
@@ -257,7 +362,7 @@ class Spawner:
             # Tied to the spawner: SIGKILL inside a namespace (the kernel then kills it
             # all); without one, a signal we handle so the descendants are killed first.
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL if in_pidns else _KILL_ALL)
-            if _linux and _ppid_outside() != self.pid:
+            if _linux and _ppid_outside() != self.host_pid:
                 return  # the spawner died before the line above: nobody wants this call
             os.setsid()
             if not in_pidns:
@@ -303,8 +408,30 @@ class Spawner:
             if cid == call_id:
                 # Our unreaped child: the pid cannot have been recycled.
                 with contextlib.suppress(OSError):
-                    os.kill(pid, signum)
+                    if self.direct:
+                        self._signal_pid1(pid, signum)
+                    else:
+                        os.kill(pid, signum)  # an init: it forwards or kills all
                 return
+
+    def _signal_pid1(self, pid: int, signum: int) -> None:
+        """A signal for a call whose command is pid 1 of its namespace. The kernel drops a
+        signal sent to a namespace's pid 1 unless it has a handler for it (SIGKILL, sent
+        from outside, excepted). So: the signal goes to the command's process group (its
+        children, a shell's foreground job); the command gets it too if it handles it
+        (a ``trap``), else SIGKILL, which is what the signal's default action would have
+        done, reported as that signal. Its end takes the rest of the namespace with it."""
+        if signum == signal.SIGKILL:
+            self.substituted.pop(pid, None)
+            os.kill(pid, signal.SIGKILL)
+            return
+        if pid in self.substituted:
+            return  # already on its way out
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signum)  # its group id is its pid (a session of its own)
+        if not _catches(self.hosts.get(pid, pid), signum):
+            self.substituted[pid] = signum
+            os.kill(pid, signal.SIGKILL)
 
     def reap(self) -> None:
         while True:
@@ -315,6 +442,10 @@ class Spawner:
             if pid == 0:
                 return
             call_id = self.calls.pop(pid, None)
+            self.hosts.pop(pid, None)
+            replaced = self.substituted.pop(pid, None)
+            if replaced and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+                status = replaced  # the wait status of a process ended by that signal
             for err_r, (_, init, _) in list(self.pending.items()):
                 if init == pid:  # "started" (or "failed") before "exited"
                     self._check(err_r, block=True)
@@ -414,16 +545,77 @@ def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
     return data, list(fds)
 
 
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.strerror}: {exc.filename!r}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
 def _report(err_w: int, exc: BaseException) -> None:
     errno = getattr(exc, "errno", None) or 1
-    if isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{exc.strerror}: {exc.filename!r}"
-    elif isinstance(exc, OSError) and exc.strerror:
-        text = exc.strerror
-    else:
-        text = str(exc) or type(exc).__name__
     with contextlib.suppress(OSError):
-        os.write(err_w, f"{errno}:{text}".encode())
+        os.write(err_w, f"{errno}:{_describe(exc)}".encode())
+
+
+def _exec(
+    spawner: int,
+    argv: list[str],
+    cwd: str | None,
+    env: dict[str, str],
+    pre_exec: Callable[..., None] | None,
+    args: tuple[Any, ...],
+    fds: list[int],
+    err_w: int,
+) -> None:
+    """In a clone of the spawner, pid 1 of the call's new namespaces: set up and become
+    the command (``execve``), so the command is pid 1 and no init of ours stays behind.
+    On success ``err_w`` (close-on-exec) reaches EOF; on failure it carries why."""
+    try:
+        # Tied to the spawner (the namespace dies with its pid 1). Set before the check
+        # below, so a spawner that died in between is still seen.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if _linux and _ppid_outside() != spawner:
+            return  # the spawner died before the line above: nobody wants this call
+        os.setsid()  # a session and group of its own: the group id is its pid
+        if cwd:
+            os.chdir(cwd)
+        if pre_exec is not None:
+            pre_exec(*args)
+        path = _which(argv[0], env)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)  # inheritable; every other fd of ours is close-on-exec
+        for sig in _IGNORED_HERE:  # ignored stays ignored across exec; handled does not
+            signal.signal(sig, signal.SIG_DFL)
+        os.execve(path, argv, env)
+    except BaseException as exc:
+        _report(err_w, exc)
+
+
+def _catches(pid: int, signum: int) -> bool:
+    """Whether ``pid`` has a handler for ``signum`` (``SigCgt`` in its status)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"SigCgt:"):
+                    return bool(int(line.split()[1], 16) & (1 << (signum - 1)))
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def _can_return_to_own_pidns() -> bool:
+    """Whether ``setns(2)`` into our own PID namespace is allowed (the check it makes is
+    the one the way back from each ``unshare`` needs); tried before any unshare."""
+    try:
+        fd = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return bool(_libc.setns(fd, CLONE_NEWPID) == 0)
+    finally:
+        os.close(fd)
 
 
 def _command_pid(init: int) -> int:
@@ -511,7 +703,36 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     os.close(devnull)
-    Spawner(sock).run()
+    nested = _enter_own_pidns(sock)
+    Spawner(sock, nested).run()
+
+
+def _enter_own_pidns(sock: socket.socket) -> bool:
+    """Where PID namespaces are ours to make (root), the spawner runs as pid 1 of one of
+    its own, and every call's namespace is nested in it: when the spawner dies, however
+    it dies (the daemon SIGKILLed, or it alone), the kernel kills its whole namespace,
+    nested ones included. This process forks that spawner, waits for it and exits with it
+    (it keeps no copy of the socket, so the daemon sees EOF when the spawner goes)."""
+    if not _linux or os.environ.get("STDIO_EXECUTOR_CONTAINMENT", "") in ("subreaper", "group"):
+        return False
+    if _libc.unshare(CLONE_NEWPID) != 0:
+        return False  # not privileged: each call gets a user + PID namespace instead
+    outer = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        # Tied to the outer process, itself tied to the daemon.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if _ppid_outside() != outer:
+            os._exit(0)
+        return True
+    sock.close()
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
 if __name__ == "__main__":
