@@ -290,10 +290,11 @@ def _cpu_s(pid: int) -> float:
 
 def _spawners_of(pid: int) -> list[int]:
     """The daemon's spawner processes: the one it started and, where the spawner runs in
-    a PID namespace of its own, the fork that serves as its pid 1 (the first waits)."""
+    a PID namespace of its own, the fork that serves as its pid 1 (the first waits), and
+    that one's sandbox helpers (forks of it that start sandboxed calls)."""
     found: list[int] = []
     parents = {pid}
-    for _ in range(2):
+    for _ in range(3):
         for entry in pathlib.Path("/proc").iterdir():
             if not entry.name.isdigit() or int(entry.name) in found:
                 continue

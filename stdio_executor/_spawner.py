@@ -32,6 +32,8 @@ spawner -> daemon: ``("started", id, init_pid, command_pid, mode)``,
 ``("exited", id, wait_status)`` (the init is reaped: nothing of the call is left).
 """
 
+from __future__ import annotations
+
 import array
 import contextlib
 import ctypes
@@ -132,6 +134,11 @@ class Spawner:
         # report pipe -> (call id, pid, what it said so far): calls still starting
         self.pending: dict[int, tuple[int, int, bytearray]] = {}
         self.mode = "pidns" if nested else ""  # or "userns+pidns", "subreaper", "group"
+        # Set-ups shared by many calls (``shared`` spawns: the sandbox), each done once in
+        # a helper (``_Helper``), which then starts those calls as we start ours.
+        self.helpers: dict[Any, _Helper] = {}
+        self.delegated: dict[int, _Helper] = {}  # call id -> the helper that runs it
+        self.applied = False  # we are a helper: the set-up is done, requests' is ignored
         self.own_pidns = -1  # our PID namespace, to return to after each unshare(2)
         self.home = -1  # our working directory, to return to after each chdir
         if nested and _can_return_to_own_pidns():
@@ -199,7 +206,14 @@ class Spawner:
         pre_exec: Callable[..., None] | None,
         args: tuple[Any, ...],
         fds: list[int],
+        share_key: Any = None,
+        raw: bytes = b"",
     ) -> None:
+        if self.applied:
+            pre_exec, extra_flags, share_key = None, 0, None
+        if share_key is not None and self.own_pidns >= 0 and pre_exec and not extra_flags:
+            self._delegate(call_id, (pre_exec, share_key), pre_exec, args, fds, raw)
+            return
         flags = self._base_flags() | extra_flags
         if self.own_pidns >= 0 and pre_exec is None and not extra_flags:
             self._spawn_in_place(call_id, argv, cwd, env, fds)
@@ -251,6 +265,99 @@ class Spawner:
         # calls, the command's exec) takes milliseconds, and the next call's clone need not
         # wait behind it. ``_check`` reports the call once the pipe reaches EOF.
         self.pending[err_r] = (call_id, pid, bytearray())
+
+    def _delegate(
+        self,
+        call_id: int,
+        key: Any,
+        pre_exec: Callable[..., None],
+        args: tuple[Any, ...],
+        fds: list[int],
+        raw: bytes,
+    ) -> None:
+        """A call whose set-up many calls share: handed, as it came, to the helper that has
+        done that set-up (made on first use)."""
+        try:
+            helper = self.helpers.get(key)
+            if helper is None:
+                helper = self._new_helper(key, pre_exec, args)
+            socket.send_fds(helper.sock, [raw], fds)
+        except OSError as exc:
+            _send(self.sock, ("failed", call_id, exc.errno or 1, _describe(exc)))
+            return
+        finally:
+            for fd in fds:
+                os.close(fd)
+        helper.calls.add(call_id)
+        self.delegated[call_id] = helper
+
+    def _new_helper(self, key: Any, pre_exec: Callable[..., None], args: tuple[Any, ...]) -> _Helper:
+        """Fork a helper that runs ``pre_exec(*args)`` once and then serves spawns as we do
+        (``_helper_main``). Waits for it to be ready: once per distinct set-up."""
+        for old_key, old in list(self.helpers.items()):
+            if len(self.helpers) < _MAX_HELPERS:
+                break
+            if not old.calls:  # idle: its EOF ends it
+                old.sock.close()
+                del self.helpers[old_key]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        err_r, err_w = os.pipe()
+        try:
+            pid = _clone(0)
+        except OSError:
+            for end in (ours, theirs):
+                end.close()
+            for fd in (err_r, err_w):
+                os.close(fd)
+            raise
+        if pid == 0:
+            try:
+                ours.close()
+                os.close(err_r)
+                _helper_main(self, theirs, err_w, pre_exec, args)
+            finally:
+                os._exit(127)
+        theirs.close()
+        os.close(err_w)
+        report = bytearray()
+        while chunk := _read_retrying(err_r):
+            report += chunk
+        os.close(err_r)
+        if report:
+            ours.close()
+            errno, _, message = report.decode(errors="replace").partition(":")
+            raise OSError(int(errno or 1), message)
+        helper = _Helper(ours)
+        self.helpers[key] = helper
+        return helper
+
+    def _from_helper(self, helper: _Helper) -> None:
+        """Relay what a helper says about its calls to the daemon, as it said it."""
+        while True:
+            try:
+                data = helper.sock.recv(65536, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                # Gone (it never is while we live): its calls died with it, pid 1 of their
+                # namespaces' parent.
+                for call_id in helper.calls:
+                    self.delegated.pop(call_id, None)
+                    _send(self.sock, ("exited", call_id, signal.SIGKILL))
+                helper.calls.clear()
+                helper.sock.close()
+                for key, known in list(self.helpers.items()):
+                    if known is helper:
+                        del self.helpers[key]
+                return
+            kind, call_id, *_ = pickle.loads(data)
+            if kind in ("failed", "exited"):
+                helper.calls.discard(call_id)
+                self.delegated.pop(call_id, None)
+            with contextlib.suppress(OSError):
+                self.sock.send(data)
 
     def _spawn_in_place(
         self, call_id: int, argv: list[str], cwd: str | None, env: dict[str, str], fds: list[int]
@@ -404,6 +511,11 @@ class Spawner:
     # ------------------------------------------------------------------- signals
 
     def send_signal(self, call_id: int, signum: int) -> None:
+        helper = self.delegated.get(call_id)
+        if helper is not None:
+            with contextlib.suppress(OSError):
+                helper.sock.send(pickle.dumps(("signal", call_id, signum)))
+            return
         for pid, cid in self.calls.items():
             if cid == call_id:
                 # Our unreaped child: the pid cannot have been recycled.
@@ -418,9 +530,10 @@ class Spawner:
         """A signal for a call whose command is pid 1 of its namespace. The kernel drops a
         signal sent to a namespace's pid 1 unless it has a handler for it (SIGKILL, sent
         from outside, excepted). So: the signal goes to the command's process group (its
-        children, a shell's foreground job); the command gets it too if it handles it
-        (a ``trap``), else SIGKILL, which is what the signal's default action would have
-        done, reported as that signal. Its end takes the rest of the namespace with it."""
+        children, a shell's foreground job), which reaches the command too if it handles
+        it (a ``trap``); if it neither handles nor ignores it, it gets SIGKILL instead,
+        which is what the signal's default action would have done, and its status is
+        reported as that signal's. Its end takes the rest of the namespace with it."""
         if signum == signal.SIGKILL:
             self.substituted.pop(pid, None)
             os.kill(pid, signal.SIGKILL)
@@ -429,7 +542,8 @@ class Spawner:
             return  # already on its way out
         with contextlib.suppress(OSError):
             os.killpg(pid, signum)  # its group id is its pid (a session of its own)
-        if not _catches(self.hosts.get(pid, pid), signum):
+        disposition = _disposition(self.hosts.get(pid, pid), signum)
+        if disposition == "default" and signum in _TERMINATING:
             self.substituted[pid] = signum
             os.kill(pid, signal.SIGKILL)
 
@@ -462,6 +576,8 @@ class Spawner:
 
     def shutdown(self) -> None:
         """The daemon is gone: every call goes, then we do."""
+        if self.nested:
+            os._exit(0)  # pid 1: the kernel kills our namespace, and every one inside it
         for pid in list(self.calls):
             with contextlib.suppress(OSError):
                 os.kill(pid, _KILL_ALL if self.mode in ("subreaper", "group") else signal.SIGKILL)
@@ -486,6 +602,7 @@ class Spawner:
         while True:
             try:
                 watched = [self.sock.fileno(), wake_r, *self.pending]
+                watched += [h.sock.fileno() for h in self.helpers.values()]
                 ready, _, _ = select.select(watched, [], [], _SWEEP_S)
             except InterruptedError:
                 continue
@@ -495,6 +612,9 @@ class Spawner:
             for err_r in ready:
                 if err_r in self.pending:
                     self._check(err_r)
+            for helper in list(self.helpers.values()):
+                if helper.sock.fileno() in ready:
+                    self._from_helper(helper)
             self.reap()
             if self.mode in ("subreaper", "group"):
                 self.sweep()
@@ -514,12 +634,101 @@ class Spawner:
             message = pickle.loads(data)
             kind = message[0]
             if kind == "spawn":
-                _, call_id, argv, cwd, env, flags, pre_exec, args = message
-                self.spawn(call_id, argv, cwd, env, flags, pre_exec, args, fds)
+                _, call_id, argv, cwd, env, flags, pre_exec, args, share_key = message
+                self.spawn(call_id, argv, cwd, env, flags, pre_exec, args, fds, share_key, data)
             elif kind == "signal":
                 self.send_signal(message[1], message[2])
             elif kind == "path":
                 sys.path[:] = message[1]
+
+
+# Signals whose default action ends the process (the ones the daemon sends among them).
+_TERMINATING = frozenset(
+    {
+        signal.SIGTERM,
+        signal.SIGINT,
+        signal.SIGHUP,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGPIPE,
+        signal.SIGALRM,
+    }
+)
+_MAX_HELPERS = 4  # distinct shared set-ups kept (a sandbox plan changes rarely)
+PR_SET_DUMPABLE = 4
+
+
+class _Helper:
+    """Our end of a helper's socket and the calls it runs."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.calls: set[int] = set()
+
+
+def _read_retrying(fd: int) -> bytes:
+    while True:
+        try:
+            return os.read(fd, 4096)
+        except InterruptedError:
+            continue
+
+
+def _helper_main(
+    parent: Spawner,
+    sock: socket.socket,
+    err_w: int,
+    pre_exec: Callable[..., None],
+    args: tuple[Any, ...],
+) -> None:
+    """A clone of the spawner that applies a shared set-up (the sandbox's ``enter``: its
+    namespaces, mounts, seccomp filter and Landlock domain, all inherited by children)
+    once, and then starts each call as the spawner does (``_spawn_in_place``). It makes a
+    PID namespace after the set-up and lives as its pid 1 (the first process, forked
+    here, the one making it exits): created from inside the sandbox's user namespace, that
+    namespace is ours to nest each call's namespace in (``unshare``, and ``setns`` back),
+    and when the helper dies, everything it started dies too. It is not dumpable, so a
+    command in the same sandbox cannot read or trace it; its pid is not visible to them."""
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if _ppid_outside() != parent.host_pid:
+            return
+        pre_exec(*args)
+        if _libc.unshare(CLONE_NEWPID) != 0:
+            errno = ctypes.get_errno()
+            raise OSError(errno, f"unshare(pid): {os.strerror(errno)}")
+        if os.fork() != 0:
+            os._exit(0)  # our child is pid 1 of the new namespace; it reparents to the spawner
+        # Wait for that (an orphan pid 1 goes to the spawner, the reaper of its namespace),
+        # then tie ourselves to the spawner.
+        while _ppid_outside() != parent.host_pid:
+            select.select([], [], [], 0.001)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if _ppid_outside() != parent.host_pid:
+            return
+        _prctl(PR_SET_DUMPABLE, 0)
+        # Nothing of the spawner's stays open here (the daemon's socket, other helpers').
+        for fd in _open_fds():
+            if fd > 2 and fd not in (sock.fileno(), err_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        helper = Spawner(sock, nested=True)
+        helper.applied = True
+        if helper.own_pidns < 0:
+            raise OSError(1, "sandbox helper: cannot nest PID namespaces")
+    except BaseException as exc:
+        _report(err_w, exc)
+        return
+    os.close(err_w)
+    helper.run()
+
+
+def _open_fds() -> list[int]:
+    try:
+        return [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 256))
 
 
 def _which(name: str, env: dict[str, str]) -> str:
@@ -593,16 +802,20 @@ def _exec(
         _report(err_w, exc)
 
 
-def _catches(pid: int, signum: int) -> bool:
-    """Whether ``pid`` has a handler for ``signum`` (``SigCgt`` in its status)."""
+def _disposition(pid: int, signum: int) -> str:
+    """What ``pid`` does with ``signum``: "caught" (a handler), "ignored", or "default"
+    (``SigCgt`` and ``SigIgn`` in its status)."""
+    bit = 1 << (signum - 1)
     try:
         with open(f"/proc/{pid}/status", "rb") as f:
             for line in f:
+                if line.startswith(b"SigIgn:") and int(line.split()[1], 16) & bit:
+                    return "ignored"
                 if line.startswith(b"SigCgt:"):
-                    return bool(int(line.split()[1], 16) & (1 << (signum - 1)))
+                    return "caught" if int(line.split()[1], 16) & bit else "default"
     except (OSError, ValueError, IndexError):
         pass
-    return False
+    return "default"
 
 
 def _can_return_to_own_pidns() -> bool:

@@ -59,7 +59,7 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +86,8 @@ DRAIN_AFTER_EXIT_S = 0.1
 KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
 # How long close() waits for the spawner to kill everything and exit.
 _CLOSE_WAIT_S = 3.0
+# How long a request waits for room in the spawner's socket before the spawner counts as lost.
+_SEND_WAIT_S = 10.0
 # Sent to the daemon when the thread that started it exits (Linux). Not SIGTERM: in a
 # multithreaded host that thread may exit while the host lives on, so the signal is only a
 # prompt to compare getppid() with the parent we had (``_watch_parent`` does).
@@ -104,6 +106,7 @@ class ChildSetup:
     pre_exec_args: tuple[Any, ...] = ()
     argv_prefix: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    share_key: Hashable | None = None
 
 
 def watch_parent_death() -> None:
@@ -252,13 +255,26 @@ class ProcessRegistry:
             return
         data = pickle.dumps(message)
         try:
-            if fds:
-                socket.send_fds(self._sock, [data], list(fds))
-            else:
-                self._sock.send(data)
+            try:
+                self._send_now(data, fds)
+            except BlockingIOError:
+                # The spawner is busy (a burst of spawns, a sandbox helper being set up):
+                # wait for room rather than call it lost. It reads as soon as it is free.
+                self._sock.settimeout(_SEND_WAIT_S)
+                try:
+                    self._send_now(data, fds)
+                finally:
+                    self._sock.setblocking(False)
         except OSError as exc:
             log.error("the process spawner is gone (%s)", exc)
             self._lost()
+
+    def _send_now(self, data: bytes, fds: Sequence[int]) -> None:
+        assert self._sock is not None
+        if fds:
+            socket.send_fds(self._sock, [data], list(fds))
+        else:
+            self._sock.send(data)
 
     def _listen(self) -> None:
         loop = asyncio.get_running_loop()
@@ -369,11 +385,12 @@ async def spawn_group(
     """
     argv = list(argv)
     full_env = dict(os.environ if env is None else env)
-    flags, pre_exec, pre_args = 0, None, ()
+    flags, pre_exec, pre_args, share_key = 0, None, (), None
     if setup is not None:
         argv = [*setup.argv_prefix, *argv]
         full_env.update(setup.env)
         flags, pre_exec, pre_args = setup.unshare_flags, setup.pre_exec, setup.pre_exec_args
+        share_key = setup.share_key
     with anyio.CancelScope(shield=True):
         registry.start()
         registry._listen()
@@ -397,7 +414,17 @@ async def spawn_group(
                 if close:
                     opened.append(fd)
             child = registry._new_child()
-            message = ("spawn", child.call_id, argv, cwd, full_env, flags, pre_exec, pre_args)
+            message = (
+                "spawn",
+                child.call_id,
+                argv,
+                cwd,
+                full_env,
+                flags,
+                pre_exec,
+                pre_args,
+                share_key,
+            )
             registry._send(message, fds)
         except BaseException:
             for end in ends:

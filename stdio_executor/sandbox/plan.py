@@ -87,6 +87,10 @@ class Spawn:
     env: dict[str, str]
     token: bytes  # give back with ``Sandbox.release`` when the call is over
     argv_prefix: tuple[str, ...] = ()  # bubblewrap's command line, when that is the mechanism
+    # The set-up may serve many calls (``processes.ChildSetup.share_key``): where calls
+    # join the session's network namespace, the plan without its per-call proxy token
+    # (which is used only by a call that makes a network namespace of its own).
+    share_key: Any = None
 
 
 @dataclass(slots=True)
@@ -172,6 +176,7 @@ class Sandbox:
 
         plan = built.plan
         token = b""
+        shared = plan if plan.join is not None else None
         if built.proxy is not None:
             token = os.urandom(16)
             plan = plan._replace(proxy=(built.proxy.control_path, built.proxy_port, token))
@@ -181,9 +186,11 @@ class Sandbox:
         binds = tuple(b for b in plan.binds if os.path.lexists(b.target))
         if len(binds) != len(plan.binds):
             plan = plan._replace(binds=binds)
+            if shared is not None:
+                shared = shared._replace(binds=binds)
         # No namespaces at clone time: ``enter`` joins the session's where it may, and
         # makes its own only where it may not (kernel.enter).
-        return Spawn(0, kernel.enter, (plan,), built.env, token)
+        return Spawn(0, kernel.enter, (plan,), built.env, token, share_key=shared)
 
     def _bwrap_argv(self) -> tuple[str, ...]:
         """bubblewrap: the root read-only, the writable trees bound writable, masks and

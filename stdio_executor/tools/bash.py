@@ -262,6 +262,7 @@ def _spawn_kwargs(
         unshare_flags=spawn.unshare_flags,
         pre_exec=spawn.pre_exec,
         pre_exec_args=spawn.pre_exec_args,
+        share_key=spawn.share_key,
     )
     return {"setup": setup, "env": env}
 
