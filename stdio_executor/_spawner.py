@@ -291,7 +291,9 @@ class Spawner:
         helper.calls.add(call_id)
         self.delegated[call_id] = helper
 
-    def _new_helper(self, key: Any, pre_exec: Callable[..., None], args: tuple[Any, ...]) -> _Helper:
+    def _new_helper(
+        self, key: Any, pre_exec: Callable[..., None], args: tuple[Any, ...]
+    ) -> _Helper:
         """Fork a helper that runs ``pre_exec(*args)`` once and then serves spawns as we do
         (``_helper_main``). Waits for it to be ready: once per distinct set-up."""
         for old_key, old in list(self.helpers.items()):
