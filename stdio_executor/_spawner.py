@@ -3,33 +3,41 @@
 Run by ``processes`` as ``python -I -S _spawner.py DAEMON_PID`` with a ``SOCK_SEQPACKET``
 socket on fd 0; it imports nothing of the package until a sandbox plan needs it.
 
-Owns: creating every child of the daemon (Bash, hooks, MCP servers, ripgrep) as the pid 1
-("init") of a PID namespace of its own where the kernel allows it, else as a child
-subreaper; signalling a call only while it is its own unreaped child (so a recycled pid or
-process group is never hit: the root cause of the old reaper's losses); reporting each
-call's exit status; killing everything when the daemon is gone (socket EOF, or the parent-
-death signal when the daemon is SIGKILLed).
+Owns: creating every child of the daemon (Bash, hooks, MCP servers, ripgrep) as pid 1 of
+a PID namespace of its own where the kernel allows it, else under a child subreaper;
+signalling a call only while it is its own unreaped child (so a recycled pid or process
+group is never hit: the root cause of the old reaper's losses); reporting each call's exit
+status; killing everything when the daemon is gone (socket EOF, or the parent-death signal
+when the daemon is SIGKILLed); the sandbox helpers (``_helper_main``).
 Must not: decide when anything stops (the daemon sends ``signal`` requests), read a
 child's output, or run Python in a command's process except the sandbox's ``pre_exec``.
 
-Per call there are two processes: the *init* (a fork of this one, created by ``clone(2)``
-as pid 1 of the call's PID namespace, its parent-death signal tied to the spawner), which
-changes directory, runs the sandbox's ``pre_exec`` and starts the *command* with
-``posix_spawn`` (vfork-based: forking even this small interpreter costs several times
-more than spawning bash). The init forwards SIGTERM/SIGINT/SIGHUP to every
-process of the call (``kill(-1)`` inside the namespace reaches all but itself, including
-anything that called ``setsid``), and when the command exits it exits too: the kernel then
-SIGKILLs whatever is left in the namespace. Without namespaces (unprivileged, user
-namespaces off; not Linux) the init is a child subreaper instead: orphans of the call
-reparent to it, and it SIGKILLs every descendant before it exits.
+Where PID namespaces are ours to make (root), this process forks itself once into a PID
+namespace of its own and serves from there as its pid 1 (``_enter_own_pidns``): every
+call's namespace is nested in it, so when the spawner dies, however it dies, the kernel
+kills them all. A call is then *one* process: ``unshare(CLONE_NEWPID)`` makes our next
+child the first of a new namespace, ``posix_spawn`` (vfork-based: forking even this small
+interpreter costs several times more) starts the command as that child, and ``setns(2)``
+returns us to our own namespace (``_spawn_in_place``). When the command exits, the kernel
+SIGKILLs whatever is left in its namespace. A call with a ``pre_exec`` (the sandbox) is
+started by a *helper* that ran it once for every call with the same ``share_key``
+(``_helper_main``), or, when it has none or we are not root, by a ``clone(2)`` of us into
+the new namespaces that runs it and ``exec``s the command (``_exec``): again the command
+is pid 1. Without namespaces (unprivileged with user namespaces off; not Linux) a Python
+*init* (``Spawner._init``), a child subreaper, starts the command and SIGKILLs every
+descendant before it exits.
+
+Numbering: in our own namespace, pids from ``clone``/``waitpid`` are ours; ``/proc`` (the
+daemon's) numbers them as the daemon does. The daemon is told the latter (``_host``).
 
 Messages are pickled tuples (the socket is a private socketpair with the daemon):
 daemon -> spawner: ``("path", sys_path)``, ``("spawn", id, argv, cwd, env, flags, pre_exec,
-args)`` with three fds, ``("signal", id, signum)``;
+args, share_key)`` with three fds, ``("signal", id, signum)``;
 spawner -> daemon: ``("started", id, init_pid, command_pid, mode)``,
 ``("failed", id, errno, message)``,
-``("status", id, wait_status)`` (from the init: the command's own status),
-``("exited", id, wait_status)`` (the init is reaped: nothing of the call is left).
+``("status", id, wait_status)`` (from a subreaper init: the command's own status),
+``("exited", id, wait_status)`` (the call's first process is reaped: nothing of it is left).
+A helper speaks the same protocol with the spawner, which relays its replies as they are.
 """
 
 from __future__ import annotations

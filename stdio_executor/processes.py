@@ -9,13 +9,14 @@ Must not: decide *when* to stop a process (the executor core does), read its out
 decide sandbox policy (``stdio_executor.sandbox`` does, through a ``ChildSetup``).
 
 Containment (docs/sandbox.md says which layer holds where). Every child is started by the
-spawner (``_spawner.py``), a small process the daemon starts once. Each call gets an
-*init*: pid 1 of a PID namespace of its own where the kernel allows it (root, or an
-unprivileged user namespace), else a child subreaper. When the call's command exits, its
-init exits and the kernel SIGKILLs everything left in the namespace: whatever the command
-did to escape (``setsid``, double fork, ``nohup``, ignoring SIGTERM) it cannot leave the
-namespace. The spawner carries a parent-death signal tied to the daemon, each init one
-tied to the spawner, so a daemon that dies in any way (SIGKILL included) takes every call
+spawner (``_spawner.py``), a small process the daemon starts once. Each call's command is
+pid 1 of a PID namespace of its own where the kernel allows it (root, or an unprivileged
+user namespace), else it runs under an init that is a child subreaper. When the command
+exits, the kernel SIGKILLs everything left in its namespace: whatever it did to escape
+(``setsid``, double fork, ``nohup``, ignoring SIGTERM) it cannot leave the namespace. The
+spawner carries a parent-death signal tied to the daemon, and every call's namespace is
+nested in the spawner's own (or, unprivileged, each command has a parent-death signal tied
+to the spawner), so a daemon that dies in any way (SIGKILL included) takes every call
 down; a daemon that exits closes the spawner's socket, which does the same.
 
 Why not process groups, as before: a group id is a pid, and pids are recycled (32,768 of
@@ -35,15 +36,19 @@ from the sandbox; ``None`` means no sandbox, only containment. A plan adds:
   starts is inside them. With ``CLONE_NEWUSER`` among them, the spawner writes the one-line
   uid/gid maps (the daemon's own ids mapped to themselves, ``setgroups`` denied) before the
   init goes on, so the command keeps the user's identity.
-- ``pre_exec(*pre_exec_args)``: runs in the call's init, inside the new namespaces, after
-  ``setsid`` and ``chdir``, immediately before the init starts the command; so what it sets
-  must be inherited across fork and exec (a Landlock domain, mounts, ``NO_NEW_PRIVS``,
-  rlimits, a seccomp filter), and it must not exec itself. The init is a forked child of
-  the spawner: system calls only (``ctypes`` Landlock, mounts, ``prctl``), no locks, no
+- ``pre_exec(*pre_exec_args)``: runs in a forked child of the spawner, inside the new
+  namespaces, before the command is started (after ``setsid`` and ``chdir`` when the child
+  then ``exec``s it); so what it sets must be inherited across fork and exec (a Landlock
+  domain, mounts, ``NO_NEW_PRIVS``, rlimits, a seccomp filter), and it must not exec
+  itself. System calls only (``ctypes`` Landlock, mounts, ``prctl``), no locks, no
   threads, no imports, no logging. It must be a module-level function (pickled by
   reference, imported in the spawner, whose ``sys.path`` is the daemon's) and its
   arguments plain picklable data. If it raises, the spawn fails with ``OSError`` carrying
   its message, and the command never runs.
+- ``share_key``: when not None, ``pre_exec`` may serve every call with the same key (it
+  sets nothing about one call, nor the working directory): the spawner runs it once in a
+  *helper* that then starts each such command with ``posix_spawn``, which is much cheaper
+  than a fork per call. Which helper is found by ``(pre_exec, share_key)``.
 - ``argv_prefix``: prepended to the argv (e.g. ``bwrap ... --``); ``env``: merged over the
   child's environment.
 """
@@ -124,8 +129,9 @@ def watch_parent_death() -> None:
 
 
 class Child:
-    """One started call. ``pid`` is the command's, as we see it (it leads a process group
-    of its own; inside its namespace it is pid 2); ``init_pid`` its init's. ``returncode``
+    """One started call. ``pid`` is the command's, as we see it (it leads a session and a
+    process group of its own; inside its namespace it is pid 1); ``init_pid`` its init's
+    (the command's own, but under a subreaper init). ``returncode``
     is the command's exit status as ``subprocess`` gives it (negative: killed by that
     signal), set once nothing of the call is left."""
 
@@ -153,8 +159,8 @@ class Child:
         return self.returncode
 
     def send_signal(self, signum: int) -> None:
-        """To the call: the init forwards SIGTERM/SIGINT/SIGHUP to every process of it;
-        SIGKILL ends the init and with it the call."""
+        """To the call (``_spawner.Spawner.send_signal`` says how it is delivered to a
+        pid-1 command); SIGKILL ends the command and with it the call."""
         if self.returncode is None:
             self._registry._send(("signal", self.call_id, signum))
 
@@ -318,7 +324,8 @@ class ProcessRegistry:
         self._detach()
         if self._spawner is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self._spawner.wait(timeout=1)
+                code = self._spawner.wait(timeout=1)
+                log.error("the process spawner's exit status: %s", code)
             self._spawner = None
         for child in list(self._children.values()):
             if child._started.is_set():
