@@ -147,6 +147,11 @@ class Spawner:
         self.helpers: dict[Any, _Helper] = {}
         self.delegated: dict[int, _Helper] = {}  # call id -> the helper that runs it
         self.applied = False  # we are a helper: the set-up is done, requests' is ignored
+        # The environment of the last request that carried one (requests carry None when
+        # theirs is the same), and how many have come: a helper is sent a request as it
+        # came only if it has seen the same environment.
+        self.env: dict[str, str] = {}
+        self.env_version = 0
         self.own_pidns = -1  # our PID namespace, to return to after each unshare(2)
         self.home = -1  # our working directory, to return to after each chdir
         if nested and _can_return_to_own_pidns():
@@ -289,6 +294,11 @@ class Spawner:
             helper = self.helpers.get(key)
             if helper is None:
                 helper = self._new_helper(key, pre_exec, args)
+            if helper.env_version != self.env_version:
+                message = pickle.loads(raw)
+                if message[4] is None:  # "the same as the last": not the last it saw
+                    raw = pickle.dumps((*message[:4], self.env, *message[5:]))
+                helper.env_version = self.env_version
             socket.send_fds(helper.sock, [raw], fds)
         except OSError as exc:
             _send(self.sock, ("failed", call_id, exc.errno or 1, _describe(exc)))
@@ -645,6 +655,10 @@ class Spawner:
             kind = message[0]
             if kind == "spawn":
                 _, call_id, argv, cwd, env, flags, pre_exec, args, share_key = message
+                if env is None:  # the same as the last request's
+                    env = self.env
+                else:
+                    self.env, self.env_version = env, self.env_version + 1
                 self.spawn(call_id, argv, cwd, env, flags, pre_exec, args, fds, share_key, data)
             elif kind == "signal":
                 self.send_signal(message[1], message[2])
@@ -675,6 +689,7 @@ class _Helper:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
         self.calls: set[int] = set()
+        self.env_version = 0  # of the last environment it was sent (0: none)
 
 
 def _read_retrying(fd: int) -> bytes:

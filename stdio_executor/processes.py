@@ -58,6 +58,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import pickle
 import signal
@@ -146,12 +147,24 @@ class Child:
         self.stdout: FdReceiveStream | None = None
         self.stderr: FdReceiveStream | None = None
         self._command_status: int | None = None
-        self._started = anyio.Event()
-        self._gone = anyio.Event()
+        self._started = asyncio.Event()
+        self._gone = asyncio.Event()
+        self._on_gone_callbacks: list[Callable[[], None]] = []
         self._failure: OSError | None = None
 
     def poll(self) -> int | None:
         return self.returncode
+
+    def _when_gone(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the loop) once the call is gone, or now if it is."""
+        if self._gone.is_set():
+            callback()
+        else:
+            self._on_gone_callbacks.append(callback)
+
+    def _not_when_gone(self, callback: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._on_gone_callbacks.remove(callback)
 
     async def wait(self) -> int:
         await self._gone.wait()
@@ -184,7 +197,13 @@ class Child:
     def _on_failed(self, errno: int, message: str) -> None:
         self._failure = OSError(errno, message)
         self._started.set()
+        self._set_gone()
+
+    def _set_gone(self) -> None:
         self._gone.set()
+        callbacks, self._on_gone_callbacks = self._on_gone_callbacks, []
+        for callback in callbacks:
+            callback()
 
     def _on_status(self, status: int) -> None:
         self._command_status = status
@@ -196,7 +215,7 @@ class Child:
             status = self._command_status
         self.returncode = os.waitstatus_to_exitcode(status) if status is not None else -9
         self._started.set()
-        self._gone.set()
+        self._set_gone()
 
 
 class ProcessRegistry:
@@ -208,6 +227,7 @@ class ProcessRegistry:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._children: dict[int, Child] = {}
         self._next_id = 0
+        self._env_sent: dict[str, str] | None = None  # the spawner has it (None: nothing)
 
     @property
     def live(self) -> frozenset[Child]:
@@ -234,6 +254,7 @@ class ProcessRegistry:
         finally:
             theirs.close()
         self._sock = ours
+        self._env_sent = None
         self._send(("path", list(sys.path)))
 
     def kill_all(self, sig: int = signal.SIGKILL) -> None:
@@ -421,12 +442,16 @@ async def spawn_group(
                 if close:
                     opened.append(fd)
             child = registry._new_child()
+            # The environment only when it differs from the last one sent (it is ~4 KB, the
+            # bulk of the request; usually the same for every call of a session).
+            same_env = full_env == registry._env_sent
+            registry._env_sent = full_env
             message = (
                 "spawn",
                 child.call_id,
                 argv,
                 cwd,
-                full_env,
+                None if same_env else full_env,
                 flags,
                 pre_exec,
                 pre_args,
@@ -481,30 +506,41 @@ async def supervised(process: Child, registry: ProcessRegistry) -> AsyncIterator
             await stop_group(process)
         raise
     finally:
-        with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
-            await process.aclose()
+        if process.stdin or process.stdout or process.stderr:
+            with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+                await process.aclose()
 
 
-async def read_until_exit(process: Child, read: Callable[[], Awaitable[None]]) -> None:
-    """Run ``read`` (which reads the child's pipes to EOF) until the child is gone.
+async def read_until_exit(
+    process: Child, read: Callable[[], Awaitable[None]], deadline: float = math.inf
+) -> bool:
+    """Run ``read`` (which reads the child's pipes to EOF) until the child is gone, or
+    until ``deadline`` (loop time); True if the deadline passed first (the child may still
+    be running: the caller stops it).
 
     The call's processes die with it, so EOF follows; ``DRAIN_AFTER_EXIT_S`` bounds the
-    wait where it does not (a pipe handed to something outside the call).
+    wait where it does not (a pipe handed to something outside the call). ``read`` runs in
+    the caller's task, under one cancel scope (no task group per call: this is on every
+    Bash call's path); the child's end starts a timer that cancels it if EOF has not come
+    by then.
     """
-    async with anyio.create_task_group() as tg:
-        done = anyio.Event()
+    loop = asyncio.get_running_loop()
+    with anyio.CancelScope(deadline=deadline) as scope:
+        timer: asyncio.TimerHandle | None = None
 
-        async def reader() -> None:
-            try:
-                await read()
-            finally:
-                done.set()
+        def gone() -> None:
+            nonlocal timer
+            timer = loop.call_later(DRAIN_AFTER_EXIT_S, scope.cancel)
 
-        tg.start_soon(reader)
-        await process.wait()
-        with anyio.move_on_after(DRAIN_AFTER_EXIT_S):
-            await done.wait()
-        tg.cancel_scope.cancel("child exited")
+        process._when_gone(gone)
+        try:
+            await read()
+        finally:
+            process._not_when_gone(gone)
+            if timer is not None:
+                timer.cancel()
+        await process.wait()  # EOF came first (the deadline still holds)
+    return process.returncode is None
 
 
 class FdReceiveStream(anyio.abc.ByteReceiveStream):

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import math
 import os
 import re
 import subprocess
@@ -150,9 +149,8 @@ class BashTool(Tool):
         try:
             # Cancelled (interrupt, discard, sibling error, shutdown): the group goes.
             async with supervised(process, registry):
-                with anyio.move_on_after(call.timeout_ms / 1000) as deadline:
-                    await _pump(process, read_fd, sink, ctx)
-                timed_out = deadline.cancelled_caught
+                deadline = anyio.current_time() + call.timeout_ms / 1000
+                timed_out = await _pump(process, read_fd, sink, ctx, deadline)
                 if timed_out:
                     await stop_group(process)
         finally:
@@ -286,8 +284,11 @@ def _output_pipe() -> tuple[int, int]:
     return read_fd, write_fd
 
 
-async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> None:
-    """Copy the shell's output into the sink, with coalesced progress, until it exits.
+async def _pump(
+    process: Child, fd: int, sink: OutputSink, ctx: ToolContext, deadline: float
+) -> bool:
+    """Copy the shell's output into the sink, with coalesced progress, until it exits or
+    the ``deadline`` (loop time) passes; True if it passed.
 
     Progress carries at most the newest ``_PROGRESS_MAX_CHARS`` bytes since the previous
     event, decoded only when sent: a command writing a gigabyte costs no text decoding.
@@ -344,8 +345,10 @@ async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> 
             try:
                 chunk = os.read(fd, _READ_SIZE)
             except BlockingIOError:
-                wait = math.inf if not pending else max(0.0, next_emit - anyio.current_time())
-                with anyio.move_on_after(wait) as idle:
+                if not pending:  # nothing to send when idle: no timer either
+                    await anyio.wait_readable(fd)
+                    continue
+                with anyio.move_on_after(max(0.0, next_emit - anyio.current_time())) as idle:
                     await anyio.wait_readable(fd)
                 if idle.cancelled_caught:
                     emit()
@@ -363,7 +366,7 @@ async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> 
             await anyio.lowlevel.checkpoint()
         emit(final=True)
 
-    await read_until_exit(process, read_all)
+    return await read_until_exit(process, read_all, deadline)
 
 
 def _exit_code(returncode: int | None) -> int | None:
