@@ -155,6 +155,15 @@ class Child:
     def poll(self) -> int | None:
         return self.returncode
 
+    @property
+    def failure(self) -> OSError | None:
+        """Why it could not be started (``spawn_group(..., wait_started=False)``)."""
+        return self._failure
+
+    @property
+    def gone(self) -> bool:
+        return self._gone.is_set()
+
     def _when_gone(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (on the loop) once the call is gone, or now if it is."""
         if self._gone.is_set():
@@ -167,14 +176,14 @@ class Child:
             self._on_gone_callbacks.remove(callback)
 
     async def wait(self) -> int:
+        """The exit status; -1 for a call that never started (``failure``)."""
         await self._gone.wait()
-        assert self.returncode is not None
-        return self.returncode
+        return self.returncode if self.returncode is not None else -1
 
     def send_signal(self, signum: int) -> None:
         """To the call (``_spawner.Spawner.send_signal`` says how it is delivered to a
         pid-1 command); SIGKILL ends the command and with it the call."""
-        if self.returncode is None:
+        if not self._gone.is_set():
             self._registry._send(("signal", self.call_id, signum))
 
     def terminate(self) -> None:
@@ -399,6 +408,7 @@ async def spawn_group(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     setup: ChildSetup | None = None,
+    wait_started: bool = True,
 ) -> Child:
     """Start a contained child (module docstring) and return its handle.
 
@@ -410,62 +420,23 @@ async def spawn_group(
 
     Shielded: a cancel landing mid-spawn would leave a started child without a handle.
     The cancel takes effect at the caller's next await instead, inside ``supervised``.
+
+    With ``wait_started=False`` it returns as soon as the request is sent (no await, one
+    loop wake-up less per call): a failure to start then shows as the handle's
+    ``failure`` once it is gone (``wait``), and ``pid`` is 0 until the start is reported.
+    Only for children whose output goes to fds of the caller's (no ``PIPE``).
     """
     argv = list(argv)
     full_env = dict(os.environ if env is None else env)
-    flags, pre_exec, pre_args, share_key = 0, None, (), None
     if setup is not None:
         argv = [*setup.argv_prefix, *argv]
         full_env.update(setup.env)
-        flags, pre_exec, pre_args = setup.unshare_flags, setup.pre_exec, setup.pre_exec_args
-        share_key = setup.share_key
+    if not wait_started:
+        if subprocess.PIPE in (stdin, stdout, stderr):
+            raise ValueError("wait_started=False is for children without pipes of ours")
+        return _request(registry, argv, stdin, stdout, stderr, cwd, full_env, setup)[0]
     with anyio.CancelScope(shield=True):
-        registry.start()
-        registry._listen()
-        opened: list[int] = []
-        ends: list[int | None] = []
-        fds: list[int] = []
-        try:
-            for spec, inherit, reading in ((stdin, 0, True), (stdout, 1, False)):
-                fd, end, close = _child_end(spec, inherit, reading)
-                fds.append(fd)
-                ends.append(end)
-                if close:
-                    opened.append(fd)
-            if stderr == subprocess.STDOUT:
-                fds.append(fds[1])
-                ends.append(None)
-            else:
-                fd, end, close = _child_end(stderr, 2, False)
-                fds.append(fd)
-                ends.append(end)
-                if close:
-                    opened.append(fd)
-            child = registry._new_child()
-            # The environment only when it differs from the last one sent (it is ~4 KB, the
-            # bulk of the request; usually the same for every call of a session).
-            same_env = full_env == registry._env_sent
-            registry._env_sent = full_env
-            message = (
-                "spawn",
-                child.call_id,
-                argv,
-                cwd,
-                None if same_env else full_env,
-                flags,
-                pre_exec,
-                pre_args,
-                share_key,
-            )
-            registry._send(message, fds)
-        except BaseException:
-            for end in ends:
-                if end is not None:
-                    os.close(end)
-            raise
-        finally:
-            for fd in opened:
-                os.close(fd)
+        child, ends = _request(registry, argv, stdin, stdout, stderr, cwd, full_env, setup)
         await child._started.wait()
         if child._failure is not None:
             for end in ends:
@@ -481,14 +452,78 @@ async def spawn_group(
     return child
 
 
+def _request(
+    registry: ProcessRegistry,
+    argv: list[str],
+    stdin: _Fd,
+    stdout: _Fd,
+    stderr: _Fd,
+    cwd: str | None,
+    full_env: dict[str, str],
+    setup: ChildSetup | None,
+) -> tuple[Child, list[int | None]]:
+    """Send the spawn request; the new handle and our ends of its pipes."""
+    flags, pre_exec, pre_args, share_key = 0, None, (), None
+    if setup is not None:
+        flags, pre_exec, pre_args = setup.unshare_flags, setup.pre_exec, setup.pre_exec_args
+        share_key = setup.share_key
+    registry.start()
+    registry._listen()
+    opened: list[int] = []
+    ends: list[int | None] = []
+    fds: list[int] = []
+    try:
+        for spec, inherit, reading in ((stdin, 0, True), (stdout, 1, False)):
+            fd, end, close = _child_end(spec, inherit, reading)
+            fds.append(fd)
+            ends.append(end)
+            if close:
+                opened.append(fd)
+        if stderr == subprocess.STDOUT:
+            fds.append(fds[1])
+            ends.append(None)
+        else:
+            fd, end, close = _child_end(stderr, 2, False)
+            fds.append(fd)
+            ends.append(end)
+            if close:
+                opened.append(fd)
+        child = registry._new_child()
+        # The environment only when it differs from the last one sent (it is ~4 KB, the
+        # bulk of the request; usually the same for every call of a session).
+        same_env = full_env == registry._env_sent
+        registry._env_sent = full_env
+        message = (
+            "spawn",
+            child.call_id,
+            argv,
+            cwd,
+            None if same_env else full_env,
+            flags,
+            pre_exec,
+            pre_args,
+            share_key,
+        )
+        registry._send(message, fds)
+    except BaseException:
+        for end in ends:
+            if end is not None:
+                os.close(end)
+        raise
+    finally:
+        for fd in opened:
+            os.close(fd)
+    return child, ends
+
+
 async def stop_group(process: Child) -> None:
     """SIGTERM the call, wait a bounded time, SIGKILL it, wait until it is gone."""
-    if process.returncode is not None:
+    if process.gone:
         return
     process.send_signal(signal.SIGTERM)
     with anyio.move_on_after(KILL_GRACE_S):
         await process.wait()
-    if process.returncode is None:
+    if not process.gone:
         process.send_signal(signal.SIGKILL)
     with anyio.move_on_after(KILL_GRACE_S):
         await process.wait()
@@ -540,7 +575,7 @@ async def read_until_exit(
             if timer is not None:
                 timer.cancel()
         await process.wait()  # EOF came first (the deadline still holds)
-    return process.returncode is None
+    return not process.gone
 
 
 class FdReceiveStream(anyio.abc.ByteReceiveStream):

@@ -137,6 +137,7 @@ class BashTool(Tool):
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
+                wait_started=False,  # a failure to start is seen below, once it is gone
                 **_spawn_kwargs(spawn, ctx, read_only=call.info.read_only),
             )
         except (OSError, subprocess.SubprocessError) as exc:
@@ -156,6 +157,9 @@ class BashTool(Tool):
         finally:
             os.close(read_fd)
             _release(spawn, ctx)
+        if process.failure is not None:
+            sink.close()
+            return ToolOutcome(f"Could not start bash in {cwd}: {process.failure}", is_error=True)
         out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
         new_cwd = _read_cwd(cwd_file) if cwd_file is not None else None
