@@ -193,6 +193,8 @@ class Spawner:
         forced = os.environ.get("STDIO_EXECUTOR_CONTAINMENT", "")
         if forced in ("subreaper", "group"):
             return forced
+        if forced == "userns":  # what an unprivileged spawner gets (tests use it as root)
+            return "userns+pidns"
         for mode, flags in (
             ("pidns", CLONE_NEWPID),
             ("userns+pidns", CLONE_NEWUSER | CLONE_NEWPID),
@@ -951,7 +953,8 @@ def _enter_own_pidns(sock: socket.socket) -> bool:
     it dies (the daemon SIGKILLed, or it alone), the kernel kills its whole namespace,
     nested ones included. This process forks that spawner, waits for it and exits with it
     (it keeps no copy of the socket, so the daemon sees EOF when the spawner goes)."""
-    if not _linux or os.environ.get("STDIO_EXECUTOR_CONTAINMENT", "") in ("subreaper", "group"):
+    forced = os.environ.get("STDIO_EXECUTOR_CONTAINMENT", "")
+    if not _linux or forced in ("subreaper", "group", "userns"):
         return False
     if _libc.unshare(CLONE_NEWPID) != 0:
         return False  # not privileged: each call gets a user + PID namespace instead
