@@ -19,16 +19,16 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .config import DEFAULT_MAX_LINE_BYTES, Config
 
 if TYPE_CHECKING:
+    from .config import Config
     from .journal import Journal
-    from .permissions.gate import Gate
     from .permissions.settings import Settings
+    from .permissions.settings_gate import SettingsGate
     from .sandbox.plan import Sandbox
     from .tools.catalog import ToolRegistry
     from .tools.host import HostBridge
@@ -117,6 +117,8 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
     """The whole command line: the daemon's options, then the subcommands (left out on the
     daemon's fast path, see ``_parse``). Helpers adding a daemon option add it to ``d``, the
     group --help lists as the daemon's."""
+    from .config import DEFAULT_MAX_LINE_BYTES  # after the dependency check: needs msgspec
+
     formatter: type[argparse.HelpFormatter] = argparse.HelpFormatter  # only usage is shown
     if subcommands:
         from .commands import HelpFormatter
@@ -306,6 +308,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"stdio-executor: workspace {workspace!r} is not a directory\n")
         return EXIT_USAGE
     enabled = tuple(t for t in args.enabled.split(",") if t) if args.enabled else None
+    from .config import Config
+
     config = Config(
         workspace=workspace,
         max_concurrency=args.max_concurrency,
@@ -366,13 +370,6 @@ def _serve(config: Config) -> int:
     except OSError as exc:
         log.error("cannot write the ready line: %s", exc)
         return 3
-    # Pay the tool modules' load while the host is still busy with
-    # `ready`, not on the first tool call.
-    threading.Thread(target=_warm, args=(registry,), name="warm-up", daemon=True).start()
-    if sandbox is not None and sandbox.active:
-        # The namespace holder and the proxy, off the first call's path.
-        threading.Thread(target=_prepare, args=(sandbox,), name="sandbox", daemon=True).start()
-
     import anyio
 
     from .processes import ProcessRegistry, watch_parent_death
@@ -381,9 +378,6 @@ def _serve(config: Config) -> int:
 
     watch_parent_death()
     processes = ProcessRegistry()
-    # From the main thread, which lives as long as we do: the spawner's parent-death signal
-    # is tied to the thread that started it.
-    processes.start()
     session = Session(
         workspace=config.workspace,
         spill_dir=config.spill_dir,
@@ -392,6 +386,18 @@ def _serve(config: Config) -> int:
         sandbox=sandbox if sandbox is not None and sandbox.active else None,
     )
     gate = _gate(config, permission_settings, session)
+    # Work nothing waits for yet, done when the loop is first idle: the host's first call
+    # is usually in the pipe by then and goes first (a new Python process and a thread
+    # holding the GIL took ~30 ms from it; bench/NOTES.md). Each is also done on demand: the
+    # first spawn starts the spawner, the first sandboxed call prepares the sandbox.
+    when_idle = [
+        # From the loop's thread, the main one, which lives as long as we do: the spawner's
+        # parent-death signal is tied to the thread that started it.
+        processes.start,
+        lambda: _thread(_warm, registry, gate),
+    ]
+    if sandbox is not None and sandbox.active:
+        when_idle.append(lambda: _thread(_prepare, sandbox))  # the namespace holder, the proxy
     daemon = Daemon(
         config,
         registry,
@@ -402,6 +408,7 @@ def _serve(config: Config) -> int:
         host=host,
         mcp_servers=mcp_servers,
         held_mcp_servers=held_mcp,
+        when_idle=when_idle,
     )
     try:
         return anyio.run(daemon.run)
@@ -665,7 +672,7 @@ def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
         raise _BadSettings from None
 
 
-def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
+def _gate(config: Config, settings: Settings | None, session: Session) -> SettingsGate:
     from .permissions.settings import case_insensitive, load_settings
     from .permissions.settings_gate import build_gate
 
@@ -683,19 +690,27 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         processes=session.processes,
         ignore_case=case_insensitive(config.workspace),
         sandbox=session.sandbox,
+        workspace_trusted=config.trust_workspace,
     )
     for tool in ("Grep", "Glob", "LS"):  # deny rules also filter what searches return
         hidden = gate.policy.hidden_files(tool)
         if hidden is not None:
             session.hidden[tool] = hidden
-    threading.Thread(target=gate.warm, name="warm-permissions", daemon=True).start()
     return gate
 
 
-def _warm(registry: ToolRegistry) -> None:
+def _thread(target: Callable[..., None], *args: object) -> None:
+    threading.Thread(target=target, args=args, name=target.__name__, daemon=True).start()
+
+
+def _warm(registry: ToolRegistry, gate: SettingsGate) -> None:
+    """Load the tool modules (and what the permission checks will need) ahead of their
+    first calls."""
     try:
         registry.warm()
         from .tools import inputs, validation  # noqa: F401
+
+        gate.warm()
     except Exception:  # pragma: no cover - the first real call reports the problem
         log.debug("warm-up failed", exc_info=True)
 

@@ -60,6 +60,8 @@ from .protocol import (
     HostToolDefinition,
     Interrupt,
     Interrupted,
+    Jobs,
+    ListJobs,
     PermissionCancelled,
     PermissionRequest,
     PermissionResponse,
@@ -73,7 +75,9 @@ from .protocol import (
     ToolResult,
     ToolsChanged,
     ToolUse,
+    TrustWorkspace,
     UnregisterTool,
+    WorkspaceTrusted,
     decode_event,
 )
 
@@ -388,6 +392,15 @@ class Client:
         return await self._request(
             lambda rid: Interrupt(reason=reason, request_id=rid), Interrupted
         )
+
+    async def trust_workspace(self) -> WorkspaceTrusted:
+        """Trust the workspace: its own settings and MCP servers that ``ready.workspace_trust``
+        listed as held back take effect for calls judged from now on. Returns what applied."""
+        return await self._request(lambda rid: TrustWorkspace(request_id=rid), WorkspaceTrusted)
+
+    async def list_jobs(self) -> Jobs:
+        """The session's background jobs (Bash with ``run_in_background``), oldest first."""
+        return await self._request(lambda rid: ListJobs(request_id=rid), Jobs)
 
     async def _request(self, make: Callable[[str], Command], kind: type[_E]) -> _E:
         rid = f"client-{next(self._ids)}"

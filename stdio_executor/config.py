@@ -1,13 +1,14 @@
 """The daemon's settings, as parsed from the command line.
 
-Owns: one frozen dataclass with every knob and its default. Cheap to import (start-up path).
+Owns: one frozen struct with every knob and its default. Cheap to import (start-up path).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 __all__ = ["DEFAULT_MAX_LINE_BYTES", "Config"]
 
@@ -20,13 +21,12 @@ def _default_spill_dir() -> str:
     return os.path.join(tmp, "stdio-executor", f"session-{os.getpid()}")
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
-    workspace: str = field(default_factory=os.getcwd)
+class Config(msgspec.Struct, frozen=True):
+    workspace: str = msgspec.field(default_factory=os.getcwd)
     max_concurrency: int = 10
     result_order: Literal["strict", "barrier"] = "strict"
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
-    spill_dir: str = field(default_factory=_default_spill_dir)
+    spill_dir: str = msgspec.field(default_factory=_default_spill_dir)
     tools: tuple[str, ...] | None = None  # None: every built-in
     # Seconds to wait for running tools to stop after SIGTERM/SIGINT before exiting anyway.
     shutdown_grace: float = 5.0

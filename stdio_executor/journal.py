@@ -32,7 +32,6 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -149,12 +148,11 @@ class JournalRecord(msgspec.Struct, frozen=True, kw_only=True):
         return None
 
 
-@dataclass
-class Session:
+class Session(msgspec.Struct):
     """One run of the daemon: its ``session`` record's ``msg`` and what followed it."""
 
-    info: dict[str, Any] = field(default_factory=dict)
-    records: list[JournalRecord] = field(default_factory=list)
+    info: dict[str, Any] = msgspec.field(default_factory=dict)
+    records: list[JournalRecord] = msgspec.field(default_factory=list)
 
 
 _record_decoder = msgspec.json.Decoder(JournalRecord)

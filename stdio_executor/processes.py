@@ -66,11 +66,11 @@ import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 
 __all__ = [
     "KILL_GRACE_S",
@@ -103,15 +103,14 @@ _SPAWNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_spawner.py
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class ChildSetup:
+class ChildSetup(msgspec.Struct, frozen=True):
     """A sandbox's additions to one child's start (the contract is in the module docstring)."""
 
     unshare_flags: int = 0
     pre_exec: Callable[..., None] | None = None
     pre_exec_args: tuple[Any, ...] = ()
     argv_prefix: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     share_key: Hashable | None = None
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = ["DEFAULT_TIMEOUT_S", "HookCommand", "HookGroup", "Hooks", "compile_matcher"]
 
@@ -19,15 +20,13 @@ DEFAULT_TIMEOUT_S = 60.0
 _PLAIN = re.compile(r"[A-Za-z0-9_| ]+")  # spaces around | are forgiven
 
 
-@dataclass(frozen=True, slots=True)
-class HookCommand:
+class HookCommand(msgspec.Struct, frozen=True):
     command: str
     timeout: float = DEFAULT_TIMEOUT_S
     source: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class HookGroup:
+class HookGroup(msgspec.Struct, frozen=True):
     matcher: str
     hooks: tuple[HookCommand, ...]
     pattern: re.Pattern[str] | None = None  # None: the plain-name form
@@ -49,8 +48,7 @@ def compile_matcher(matcher: str, hooks: tuple[HookCommand, ...]) -> HookGroup:
     return HookGroup(matcher, hooks, re.compile(text))
 
 
-@dataclass(frozen=True, slots=True)
-class Hooks:
+class Hooks(msgspec.Struct, frozen=True):
     pre_tool_use: tuple[HookGroup, ...] = ()
     post_tool_use: tuple[HookGroup, ...] = ()
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from .runner import HookRun
 
@@ -26,8 +27,7 @@ __all__ = ["PostOutcome", "PreOutcome", "post_outcome", "pre_outcome"]
 log = logging.getLogger("stdio_executor")
 
 
-@dataclass(frozen=True, slots=True)
-class PreOutcome:
+class PreOutcome(msgspec.Struct, frozen=True):
     block: str | None = None  # the call must not run; the model-facing reason
     decision: Literal["allow", "ask"] | None = None
     reason: str = ""  # the reason given with the decision
@@ -36,8 +36,7 @@ class PreOutcome:
     stop: str | None = None  # continue: false; the turn is aborted
 
 
-@dataclass(frozen=True, slots=True)
-class PostOutcome:
+class PostOutcome(msgspec.Struct, frozen=True):
     block: str | None = None  # the model sees this as a problem with the call
     context: tuple[str, ...] = ()
     stop: str | None = None

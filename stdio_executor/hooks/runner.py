@@ -15,10 +15,10 @@ import logging
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import anyio
 import anyio.abc
+import msgspec
 
 from ..processes import Child, ProcessRegistry, read_until_exit, spawn_group, stop_group, supervised
 from .config import HookCommand
@@ -31,8 +31,7 @@ _MAX_OUTPUT = 1024 * 1024  # per stream; the rest is read and dropped
 # After the hook exits, how long to keep reading output its background children might hold.
 
 
-@dataclass(frozen=True, slots=True)
-class HookRun:
+class HookRun(msgspec.Struct, frozen=True):
     hook: HookCommand
     exit_code: int | None  # None: it did not finish (timeout, could not start)
     stdout: str = ""

@@ -20,10 +20,10 @@ import itertools
 import logging
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
+import msgspec
 
 from ..protocol import ErrorEvent, PermissionCancelled, PermissionRequest, PermissionResponse
 from ..protocol.messages import Event
@@ -42,15 +42,14 @@ def error_text(text: str) -> str:
     return f"<tool_use_error>{text}</tool_use_error>"
 
 
-@dataclass(slots=True)
-class _Pending:
+class _Pending(msgspec.Struct):
     request_id: str
     tool_use_id: str
     name: str
     reason: str
     # An `interrupt` cancels `cancel` tools itself; a waiting `block` tool it leaves alone.
     survives_interrupt: bool
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = msgspec.field(default_factory=anyio.Event)
     verdict: Verdict | None = None
 
 

@@ -11,7 +11,7 @@ never correctness.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from .readonly import is_read_only
 
@@ -24,8 +24,7 @@ _OPERATORS = ("&&", "||", ";;", "|&", "|", ";", "&", "\n", "(", ")")
 _SEPARATORS = frozenset({"&&", "||", ";", "\n", "|", "|&", "&", ";;"})
 
 
-@dataclass(frozen=True, slots=True)
-class CommandInfo:
+class CommandInfo(msgspec.Struct, frozen=True):
     read_only: bool
     # Exit status 1 is "nothing found" (a single pipeline ending in grep, diff, test...).
     exit_1_is_not_error: bool
@@ -35,8 +34,7 @@ class _Unsupported(Exception):
     pass
 
 
-@dataclass(slots=True)
-class _Word:
+class _Word(msgspec.Struct):
     text: str
     quoted: bool = False
 

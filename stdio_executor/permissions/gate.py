@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from ..confine import Confinement
 from ..protocol import ErrorEvent, PermissionResponse
 from ..protocol.messages import Event
 from ..tools.base import Tool, ToolOutcome
@@ -52,6 +53,10 @@ class Allow(msgspec.Struct):
     updated_input: Mapping[str, Any] | None = None
     # Text for the model, appended to the result (e.g. a hook's additional context).
     notes: tuple[str, ...] = ()
+    # The call was allowed because its file lay inside these roots: the tool checks the
+    # file it opens against them (``ToolContext.confine``), so a symlink swapped after the
+    # check cannot lead it outside.
+    confine: Confinement | None = None
 
 
 class Deny(msgspec.Struct):

@@ -33,26 +33,27 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from .bash_syntax import analyze, split_simple_commands
+import msgspec
+
+from ..confine import Confinement, inside, realpath
 from .hidden import HiddenFiles
 from .protected import hook_scripts, protected
-from .readonly import is_read_only
 from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
 from .settings import Settings
 from .shell import ParsedCommand, SimpleCommand, parse
 
 __all__ = ["DONT_ASK_REASON", "Decision", "Facts", "Policy", "has_assignment_prefix"]
 
+# The mode allows it because it only reads (the gate may still ask: repo_config).
+READ_ONLY_REASON = "read-only"
 DONT_ASK_REASON = "dontAsk mode: no rule allows it"
 
 Kind = Literal["allow", "ask", "deny"]
 
 
-@dataclass(frozen=True, slots=True)
-class Facts:
+class Facts(msgspec.Struct, frozen=True):
     """What the policy needs to know about one call."""
 
     name: str
@@ -67,8 +68,7 @@ class Facts:
     rule_content: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     kind: Kind
     # allow: what allowed it; ask: why the host is asked (host-facing); deny: the model-facing
     # explanation.
@@ -76,10 +76,13 @@ class Decision:
     # An ask that a PreToolUse hook's "allow" cannot skip: an ask rule, a path outside the
     # workspace, a command that could not be checked against a deny rule.
     firm: bool = False
+    # A file tool's path lay inside the roots by itself (no allow rule granted a place
+    # outside): the decision holds only for a file that is still inside when the tool opens
+    # it, which the tool checks on the descriptor (``confine``).
+    confined: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class _Target:
+class _Target(msgspec.Struct, frozen=True):
     given: str  # as the call wrote it
     lexical: str  # absolute, `..` resolved as text
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
@@ -88,6 +91,8 @@ class _Target:
 def has_assignment_prefix(command: str) -> bool:
     """Whether some simple command starts with ``NAME=value`` (``PATH=. ls``): a read-only
     program then may not be the program that runs. Unparseable lines count as yes."""
+    from .bash_syntax import split_simple_commands  # Bash-only tables: not at start-up
+
     commands = split_simple_commands(command)
     if commands is None:
         return True
@@ -116,6 +121,12 @@ class Policy:
         roots = [workspace, *settings.additional_directories]
         self._roots = tuple(self._real(r) for r in roots)
         self._read_roots = self._roots + ((self._real(spill_dir),) if spill_dir else ())
+        given = [os.path.abspath(r) for r in roots]
+        read_given = given + ([os.path.abspath(spill_dir)] if spill_dir else [])
+        self._confinements = {
+            "read": Confinement(self._read_roots, ignore_case, read_given),
+            "edit": Confinement(self._roots, ignore_case, given),
+        }
         self._by_tool: dict[str, tuple[tuple[Rule, ...], ...]] = {}
         self.uses_shell_parser = any(
             r.bash is not None for r in (*settings.allow, *settings.deny, *settings.ask)
@@ -224,16 +235,17 @@ class Policy:
                 return self._denied_by(facts, rule, target.given)
         if self.mode == "plan" and not facts.read_only:
             return self._plan(facts)
+        roots = self._read_roots if facts.file_access == "read" else self._roots
+        confined = bool(targets) and all(self._inside(t.resolved, roots) for t in targets)
         for target in targets:
             rule = self._path_rule(ask, target, either=True)
             if rule is not None:
-                return Decision("ask", f"ask rule {rule.describe()}", firm=True)
+                return Decision("ask", f"ask rule {rule.describe()}", True, confined)
         if facts.file_access == "edit" and self.mode != "bypassPermissions":
             for target in targets:
                 why = self._protected(target, allow)
                 if why is not None:
-                    return Decision("ask", why, firm=True)
-        roots = self._read_roots if facts.file_access == "read" else self._roots
+                    return Decision("ask", why, True, confined)
         for target in targets:
             if self._inside(target.resolved, roots):
                 continue
@@ -253,14 +265,33 @@ class Policy:
         if allow and all(self._path_rule(allow, t, either=False) for t in targets):
             used = self._path_rule(allow, targets[0], either=False) if targets else allow[0]
             assert used is not None
-            return Decision("allow", f"allow rule {used.describe()}")
-        return self._by_mode(facts)
+            return Decision("allow", f"allow rule {used.describe()}", confined=confined)
+        decision = self._by_mode(facts)
+        return msgspec.structs.replace(decision, confined=True) if confined else decision
+
+    def confinement(self, file_access: str | None) -> Confinement:
+        """The roots a file tool's path must lie in (reading tools: the spill directory too)."""
+        return self._confinements["read" if file_access == "read" else "edit"]
+
+    def rules_for(
+        self, name: str, aliases: tuple[str, ...], file_access: str | None
+    ) -> tuple[tuple[Rule, ...], ...]:
+        """(deny, ask, allow): the rules that speak about this tool at all."""
+        cached = self._by_tool.get(name)
+        if cached is None:
+            s = self.settings
+            cached = tuple(
+                tuple(r for r in rules if r.names(name, aliases, file_access))
+                for rules in (s.deny, s.ask, s.allow)
+            )
+            self._by_tool[name] = cached
+        return cached
 
     def _by_mode(self, facts: Facts) -> Decision:
         if self.mode == "bypassPermissions":
             return Decision("allow", "bypassPermissions mode")
         if facts.read_only:
-            return Decision("allow", "read-only")
+            return Decision("allow", READ_ONLY_REASON)
         if self.mode == "acceptEdits" and facts.file_access == "edit":
             return Decision("allow", "acceptEdits mode")
         if self.mode == "plan":
@@ -297,6 +328,8 @@ class Policy:
         redirected into one, a command (not read-only) naming one as an operand
         (``cp x .git/hooks/pre-commit``, ``sed -i ... .bashrc``, ``cd .git``), or
         ``git config`` setting a value."""
+        from .readonly import is_read_only
+
         if parsed is None:
             parsed = self._parse(command)
         paths = [t for t in parsed.targets if t]
@@ -362,15 +395,7 @@ class Policy:
         return None
 
     def _rules(self, facts: Facts) -> tuple[tuple[Rule, ...], ...]:
-        cached = self._by_tool.get(facts.name)
-        if cached is None:
-            s = self.settings
-            cached = tuple(
-                tuple(r for r in rules if r.names(facts.name, facts.aliases, facts.file_access))
-                for rules in (s.deny, s.ask, s.allow)
-            )
-            self._by_tool[facts.name] = cached
-        return cached
+        return self.rules_for(facts.name, facts.aliases, facts.file_access)
 
     @staticmethod
     def _by_content(rules: tuple[Rule, ...], facts: Facts) -> tuple[Rule, ...]:
@@ -386,6 +411,8 @@ class Policy:
         return parse(command)
 
     def _harmless(self, cwd: str) -> Any:
+        from .bash_syntax import analyze
+
         def harmless(simple: SimpleCommand) -> bool:
             if simple.assignments or not simple.words:
                 return False
@@ -436,52 +463,14 @@ class Policy:
         return rule.path is not None and path is not None and rule.path.matches(path)
 
     def _inside(self, path: str | None, roots: Sequence[str | None]) -> bool:
-        if path is None:
-            return False
-        p = path.casefold() if self._ignore_case else path
-        for root in roots:
-            if root is None:
-                continue
-            r = root.casefold() if self._ignore_case else root
-            if p == r or p.startswith(r.rstrip("/") + "/"):
-                return True
-        return False
+        return inside(path, roots, self._ignore_case)
 
     @staticmethod
     def _real(path: str) -> str | None:
         try:
-            return _realpath(path)
+            return realpath(path)
         except (OSError, ValueError):
             return None
-
-
-_O_PATH = getattr(os, "O_PATH", None)
-
-
-def _realpath(path: str) -> str:
-    """``os.path.realpath(path)``, in three system calls when the path exists.
-
-    realpath lstat()s every component from Python: 15.5 us for a 4-component path here,
-    18% of a small Read's time end to end (bench/NOTES.md). Opening the path with O_PATH
-    (no access to the contents, no side effect on a FIFO or a device) and asking the kernel
-    for the name of what it opened gives the same canonical path in half the time; a missing
-    path, a dangling link or a system without /proc takes realpath's own route.
-    """
-    if _O_PATH is None:
-        return os.path.realpath(path)
-    try:
-        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
-    except (OSError, ValueError):
-        return os.path.realpath(path)
-    try:
-        resolved = os.readlink(f"/proc/self/fd/{fd}")
-    except OSError:
-        resolved = ""
-    finally:
-        os.close(fd)
-    if not resolved.startswith("/") or resolved.endswith(" (deleted)"):
-        return os.path.realpath(path)
-    return resolved
 
 
 def _glob_root(base: str, pattern: str) -> str:

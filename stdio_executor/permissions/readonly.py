@@ -23,18 +23,18 @@ programs (``core.fsmonitor`` under ``git status``, ``diff.external`` under ``git
 directory holding ``HEAD``, ``config``, ``objects/`` and ``refs/`` is a bare repository git
 discovers on its own, and such files are ordinary files a cloned repository or an accepted
 edit can create. So a read-only command also runs with ``harden_git``'s environment: no
-bare repository found by discovery, no fsmonitor, no pager, no transport (lazy fetch).
-``diff.external`` and textconv drivers of a ``.git/config`` stay the user's (git has no
-command-scope way to unset them, and an empty value breaks every diff): that file is a
-control file (``protected``), a cloned repository cannot carry one, and the workspace is
-trusted.
+bare repository found by discovery, no fsmonitor, no pager, no hooks, no transport (lazy
+fetch), no index writes.
+What it cannot turn off (``diff.external``, textconv drivers, clean filters, ``gpg.program``)
+is asked about instead while the workspace is untrusted (``repo_config``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+
+import msgspec
 
 __all__ = ["harden_git", "is_read_only", "read_only_programs"]
 
@@ -43,6 +43,9 @@ _GIT_HARDENING = (
     ("safe.bareRepository", "explicit"),
     ("core.fsmonitor", "false"),
     ("core.pager", "cat"),
+    # A repository's hooks (.git/hooks, or a core.hooksPath it sets): `git status` writes
+    # the index, and writing it runs post-index-change.
+    ("core.hooksPath", "/dev/null"),
 )
 
 
@@ -64,11 +67,13 @@ def harden_git(base: Mapping[str, str]) -> dict[str, str]:
         count += 1
     env[_COUNT] = str(count)
     env["GIT_ALLOW_PROTOCOL"] = "none"  # no lazy fetch of a promisor remote
+    # No opportunistic index refresh: a read-only command does not write .git/index, and
+    # two of them running in parallel do not race for index.lock.
+    env["GIT_OPTIONAL_LOCKS"] = "0"
     return env
 
 
-@dataclass(frozen=True, slots=True)
-class Options:
+class Options(msgspec.Struct, frozen=True):
     """The options a command may carry while it only reads."""
 
     short: str = ""  # short flags without an argument
@@ -82,7 +87,7 @@ class Options:
     # Options are only read before the first operand (echo-like, printf, find).
     posix: bool = False
     # Subcommands: the first operand picks another table.
-    subcommands: dict[str, Options] = field(default_factory=dict)
+    subcommands: dict[str, Options] = msgspec.field(default_factory=dict)
 
 
 def _opts(

@@ -26,13 +26,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from ..globs import path_regex
-from .bash_syntax import split_quoted_words
-from .readonly import is_read_only
 from .shell import ParsedCommand, SimpleCommand, Word, parse
-from .wrappers import handled, runs
 
 __all__ = [
     "BashPattern",
@@ -69,8 +67,7 @@ PATH_TOOLS = frozenset(_COVERS)
 _RULE = re.compile(r"([A-Za-z0-9_.*-]+)(?:\((.*)\))?", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     text: str
     tool: str
     specifier: str | None  # None: every use of the tool
@@ -155,8 +152,7 @@ _WILD = _Wild()
 _Part = str | _Wild
 
 
-@dataclass(frozen=True, slots=True)
-class BashPattern:
+class BashPattern(msgspec.Struct, frozen=True):
     spec: str
     regex: re.Pattern[str]
     # The whole specifier when it has no wildcard: compared with the whole command line.
@@ -465,8 +461,7 @@ def _variants(words: Sequence[Word], wrappers: frozenset[str]) -> Iterator[list[
         seen += 1
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
+class _Candidate(msgspec.Struct, frozen=True):
     text: str
     certain: bool  # every word is known: a rule that does not match this text cannot match
     program: str | None
@@ -518,6 +513,10 @@ def _expand(words: list[Word], depth: int, hops: int) -> Iterator[_Candidate]:
     if hops >= _MAX_HOPS or depth >= _MAX_DEPTH:
         yield _UNKNOWN_CANDIDATE
         return
+    # The Bash tables load with the first Bash rule matched, not with every daemon (start-up).
+    from .readonly import is_read_only
+    from .wrappers import handled, runs
+
     inner = runs(words)
     for item in inner:
         if isinstance(item, str):
@@ -593,6 +592,8 @@ _GLOBBY = re.compile(r"[*?\[{]")
 def _lexed(command: str) -> list[SimpleCommand]:
     """The simple commands as the scheduler's conservative lexer reads them ([] when it
     cannot: substitutions, heredocs ... which tree-sitter handles)."""
+    from .bash_syntax import split_quoted_words
+
     lexed = split_quoted_words(command)
     if lexed is None:
         return []
@@ -676,8 +677,7 @@ def _allowing_rule(simple: SimpleCommand, rules: Sequence[Rule]) -> Rule | None:
 # ------------------------------------------------------------------------------- paths
 
 
-@dataclass(frozen=True, slots=True)
-class PathPattern:
+class PathPattern(msgspec.Struct, frozen=True):
     """A gitignore pattern with the directory it is relative to."""
 
     spec: str

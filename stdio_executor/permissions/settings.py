@@ -28,7 +28,6 @@ import json
 import logging
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
 
 import msgspec
 
@@ -59,8 +58,7 @@ class SettingsError(Exception):
         self.problem = problem
 
 
-@dataclass(frozen=True, slots=True)
-class HeldBack:
+class HeldBack(msgspec.Struct, frozen=True):
     """What an untrusted workspace's settings asked for and did not get (yet)."""
 
     files: tuple[str, ...] = ()  # the workspace files something was held back from
@@ -80,21 +78,20 @@ class HeldBack:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(msgspec.Struct, frozen=True):
     allow: tuple[Rule, ...] = ()
     deny: tuple[Rule, ...] = ()
     ask: tuple[Rule, ...] = ()
     default_mode: str | None = None
     additional_directories: tuple[str, ...] = ()  # absolute
-    hooks: Hooks = field(default_factory=Hooks)
+    hooks: Hooks = msgspec.field(default_factory=Hooks)
     files: tuple[str, ...] = ()  # every file that was read, in merge order
     # Whether the workspace's own files apply in full (see the module docstring).
     trusted: bool = True
     # Untrusted: the full merge that takes effect when the host trusts the workspace, and
     # what it adds. None when trusted.
     pending: Settings | None = None
-    held_back: HeldBack = field(default_factory=HeldBack)
+    held_back: HeldBack = msgspec.field(default_factory=HeldBack)
     # The workspace's own files among ``files`` (untrusted input until trusted).
     workspace_files: tuple[str, ...] = ()
     # Every file in merge order, for sections read elsewhere (``sandbox``).
@@ -163,7 +160,7 @@ def load_settings(
             for label, data, base, own in sources
         )
 
-    trusted = replace(
+    trusted = msgspec.structs.replace(
         full.settings(workspace_files=[s[0] for s in sources if s[3]]),
         sources=source_list(True),
     )
@@ -173,7 +170,7 @@ def load_settings(
     for label, data, base, own in sources:
         narrow.add(label, data, base, workspace, home, ignore_case, narrow_only=own)
     held = _held_back(sources, trusted, narrow)
-    return replace(
+    return msgspec.structs.replace(
         narrow.settings(workspace_files=trusted.workspace_files),
         sources=source_list(False),
         trusted=False,

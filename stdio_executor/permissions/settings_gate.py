@@ -8,7 +8,12 @@ an ask rule; a hook's ``ask`` asks even when a rule allows. An ask goes to the h
 (``asker``); an input the host rewrites is validated again and deny rules still hold. After a
 successful run, PostToolUse hooks may block (the result becomes an error with status
 ``denied`` and the reason) or add context. ``quick_verdict`` answers without waiting
-whenever no hook matches and no ask is needed, so plain reads keep the runtime's fast path.
+whenever no hook matches and no ask is needed, so plain reads keep the runtime's fast path;
+and when nothing can object to a tool's calls at all (no rule names the tool, no hook
+matches it, the mode allows every call of it, no sandbox setting applies), it answers from a
+per-tool cache without judging the input: confinement to the workspace, the one check left,
+is then the tool's own, on the file it opened (``Allow.confine``), and only tools that make
+that check (``Tool.confines``) get the cache.
 Must not: parse rules or run processes itself (``rules``, ``policy``, ``hooks`` do).
 """
 
@@ -18,19 +23,27 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..confine import Confinement
 from ..hooks.config import Hooks
 from ..processes import ProcessRegistry
 from ..protocol import ErrorEvent, PermissionResponse
 from ..protocol.messages import Event
-from ..tools.base import InputError, ToolOutcome
+from ..tools.base import InputError, Tool, ToolOutcome
 from .asker import Asker, error_text
 from .gate import Allow, CallInfo, Deny, Gate, Verdict
-from .policy import DONT_ASK_REASON, Decision, Facts, Policy, has_assignment_prefix
+from .policy import (
+    DONT_ASK_REASON,
+    READ_ONLY_REASON,
+    Decision,
+    Facts,
+    Policy,
+    has_assignment_prefix,
+)
+from .rules import PATH_TOOLS
 from .settings import HeldBack, Settings, case_insensitive
 
 if TYPE_CHECKING:
@@ -39,6 +52,8 @@ if TYPE_CHECKING:
 __all__ = ["SettingsGate", "build_gate", "case_insensitive"]
 
 log = logging.getLogger("stdio_executor")
+
+_ALLOW = Allow()  # shared: a verdict is never mutated
 
 
 def build_gate(
@@ -53,8 +68,10 @@ def build_gate(
     processes: ProcessRegistry,
     ignore_case: bool = False,
     sandbox: Sandbox | None = None,
+    workspace_trusted: bool = False,
 ) -> SettingsGate:
-    """``mode`` (``--permission-mode``) overrides the settings' ``defaultMode``."""
+    """``mode`` (``--permission-mode``) overrides the settings' ``defaultMode``;
+    ``workspace_trusted``: ``--trust-workspace``."""
     policy = Policy(
         settings,
         mode=mode or settings.default_mode or "default",
@@ -72,6 +89,7 @@ def build_gate(
         sandbox=sandbox,
     )
     gate.mode_override = mode
+    gate.workspace_trusted = workspace_trusted
     return gate
 
 
@@ -96,7 +114,12 @@ class SettingsGate(Gate):
         self.processes = processes
         self._abort: Callable[[str | None], None] = lambda request_id: None
         self.mode_override: str | None = None  # --permission-mode, which wins over trust
+        # Until the host trusts the workspace, its repository's git config is untrusted too.
+        self.workspace_trusted = False
         self._env = {**os.environ, "CLAUDE_PROJECT_DIR": workspace}
+        # Per tool name: (the tool, the verdict every call of it gets, or None: judge each
+        # call). Emptied whenever rules, mode or hooks change (``trust``).
+        self._unchecked: dict[str, tuple[Tool, Allow | None]] = {}
 
     def attach(self, emit: Callable[[Event], None], abort: Callable[[str | None], None]) -> None:
         self.asker.attach(emit, abort)
@@ -105,6 +128,7 @@ class SettingsGate(Gate):
     def trust(self) -> HeldBack | None:
         """The host trusts the workspace: the settings its files held back take effect for
         every later check (rules, mode, hooks). What was held back, or None."""
+        self.workspace_trusted = True
         settings = self.policy.settings
         if settings.pending is None:
             return None
@@ -118,6 +142,7 @@ class SettingsGate(Gate):
             ignore_case=old.ignore_case,
         )
         self.hooks = full.hooks
+        self._unchecked.clear()
         self.warm()
         return settings.held_back
 
@@ -139,6 +164,13 @@ class SettingsGate(Gate):
         return self._settle(decision, call.name)
 
     def quick_verdict(self, call: CallInfo) -> Verdict | None:
+        tool = call.tool
+        cached = self._unchecked.get(tool.spec.name)
+        if cached is None or cached[0] is not tool:
+            cached = (tool, self._unchecked_verdict(tool))
+            self._unchecked[tool.spec.name] = cached
+        if cached[1] is not None:
+            return cached[1]
         if self.hooks.pre(call.name):
             return None
         try:
@@ -149,10 +181,54 @@ class SettingsGate(Gate):
             log.exception("permission check of %s failed; retrying in the tool's task", call.name)
             return None
         if decision.kind == "allow":
-            return Allow()
+            # The repository's config is looked at in the tool's task (it runs git).
+            if self._repository_may_object(call.name, call.raw_input, decision):
+                return None
+            return Allow(confine=self._confine(call, decision))
         if decision.kind == "deny":
             return Deny(error_text(decision.reason))
         return None
+
+    def _unchecked_verdict(self, tool: Tool) -> Allow | None:
+        """The verdict for every call of ``tool`` when nothing could object to any of them,
+        else None. Each condition below is one thing that can: a rule that names the tool
+        (deny, ask, or an allow rule, which may grant a path outside the workspace), a
+        PreToolUse or PostToolUse hook that matches it, a mode that asks or denies some call
+        of it, the sandbox's say on Bash; for a file tool, confinement, which only a tool
+        that checks the file it opened can take over."""
+        spec = tool.spec
+        name = spec.name
+        if self.hooks.pre(name) or self.hooks.post(name):
+            return None
+        if any(self.policy.rules_for(name, spec.aliases, spec.file_access)):
+            return None
+        if self.sandbox is not None and name == "Bash":
+            return None
+        mode = self.policy.mode
+        if mode != "bypassPermissions":
+            # Read-only in every mode (``_facts``), whatever the input: the mode allows it.
+            if spec.permission_read_only is None:
+                always = (
+                    spec.source != "mcp"
+                    and spec.read_only == "always"
+                    and type(tool).is_concurrency_safe is Tool.is_concurrency_safe
+                )
+            else:
+                always = spec.permission_read_only
+            if not always:
+                return None
+        if spec.file_access is None and name not in PATH_TOOLS:
+            return _ALLOW
+        if not tool.confines:
+            return None
+        return Allow(confine=self.policy.confinement(spec.file_access))
+
+    def _confine(self, call: CallInfo, decision: Decision) -> Confinement | None:
+        """What the tool must check the opened file against, when the decision held only
+        because the call's path lay inside the roots."""
+        if not decision.confined:
+            return None
+        return self.policy.confinement(call.tool.spec.file_access)
 
     def needs_after_run(self, call: CallInfo) -> bool:
         return bool(self.hooks.post(call.name))
@@ -192,13 +268,16 @@ class SettingsGate(Gate):
                     return Allow(updated_input=updated)
             hook_decision, hook_reason = outcome.decision, outcome.reason
         decision = self.policy.evaluate(self._facts(call, tool_input, value))
+        if self._repository_may_object(call.name, tool_input, decision):
+            decision = await self._repository(call, decision)
         decision = self._sandboxed(call.name, tool_input, decision)
         if decision.kind == "deny":
             return Deny(error_text(decision.reason))
+        confine = self._confine(call, decision)
         if hook_decision == "ask":
             decision = Decision("ask", f"PreToolUse hook: {hook_reason}", firm=True)
         elif decision.kind == "allow" or (hook_decision == "allow" and not decision.firm):
-            return Allow(updated_input=updated, notes=notes)
+            return Allow(updated_input=updated, notes=notes, confine=confine)
         decision = self._settle(decision, call.name)
         if decision.kind == "deny":
             return Deny(error_text(decision.reason))
@@ -206,7 +285,9 @@ class SettingsGate(Gate):
         if isinstance(verdict, Deny):
             return verdict
         if verdict.updated_input is None:
-            return Allow(updated_input=updated, notes=notes)
+            # The host allowed the call as judged: a file inside the roots must still be
+            # inside when the tool opens it (the host may have taken its time).
+            return Allow(updated_input=updated, notes=notes, confine=confine)
         # The host rewrote the input: validated again, and deny rules still hold.
         try:
             value = call.tool.validate(verdict.updated_input)
@@ -231,11 +312,13 @@ class SettingsGate(Gate):
             self._abort(None)
         if outcome.block is not None:
             feedback = f"A PostToolUse hook reported a problem with this call: {outcome.block}"
-            result = replace(
+            result = msgspec.structs.replace(
                 result, content=_append(result.content, feedback), is_error=True, status="denied"
             )
         if outcome.context:
-            result = replace(result, content=_append(result.content, "\n".join(outcome.context)))
+            result = msgspec.structs.replace(
+                result, content=_append(result.content, "\n".join(outcome.context))
+            )
         return result
 
     def on_response(self, response: PermissionResponse) -> ErrorEvent | None:
@@ -248,6 +331,33 @@ class SettingsGate(Gate):
         self.asker.on_input_closed()
 
     # ------------------------------------------------------------------------ helpers
+
+    def _repository_may_object(
+        self, name: str, tool_input: Mapping[str, Any], decision: Decision
+    ) -> bool:
+        """A Bash call allowed only because it reads, that may run git, in a workspace the
+        host has not trusted: its repository's own config may name programs git runs."""
+        return (
+            decision.kind == "allow"
+            and decision.reason == READ_ONLY_REASON
+            and name == "Bash"
+            and not self.workspace_trusted
+            and _runs_git(str(tool_input.get("command", "")))
+        )
+
+    async def _repository(self, call: CallInfo, decision: Decision) -> Decision:
+        from .readonly import harden_git
+        from .repo_config import untrusted_program_keys
+
+        keys = await untrusted_program_keys(call.cwd, harden_git(self._env), self.processes)
+        if not keys:
+            return decision
+        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        return Decision(
+            "ask",
+            "the command only reads, but git would read this repository's own config, which "
+            f"sets {shown}: settings that can run programs, and the workspace is not trusted",
+        )
 
     def _sandboxed(self, name: str, tool_input: Mapping[str, Any], decision: Decision) -> Decision:
         """The sandbox's say (docs/sandbox.md): ``dangerouslyDisableSandbox`` asks (refused
@@ -354,6 +464,17 @@ def _append(content: str | list[dict[str, Any]], text: str) -> str | list[dict[s
     if isinstance(content, str):
         return f"{content}\n{text}" if content else text
     return [*content, {"type": "text", "text": text}]
+
+
+def _runs_git(command: str) -> bool:
+    """Whether a read-only command line runs git (none of the read-only programs runs
+    another, so git is the program word of one of its simple commands)."""
+    if "git" not in command:
+        return False
+    from .bash_syntax import split_simple_commands
+
+    commands = split_simple_commands(command)
+    return commands is None or any(words and words[0] == "git" for words in commands)
 
 
 def _as_bool(value: Any) -> bool:

@@ -21,10 +21,9 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .bash_syntax import split_simple_commands
+import msgspec
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -32,8 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["ParsedCommand", "SimpleCommand", "Word", "parse", "warm"]
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(msgspec.Struct, frozen=True):
     """One word of a simple command.
 
     ``text`` is the word after quote removal, or None when its value is only known when the
@@ -47,8 +45,7 @@ class Word:
     expands: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class SimpleCommand:
+class SimpleCommand(msgspec.Struct, frozen=True):
     words: tuple[Word, ...]  # argv, assignments excluded
     assignments: tuple[Word, ...] = ()  # ``NAME=value`` words before the program
     source: str = ""  # the command's text in the line
@@ -72,8 +69,7 @@ class SimpleCommand:
         return [w.text for w in self.words if w.text is not None]
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedCommand:
+class ParsedCommand(msgspec.Struct, frozen=True):
     commands: tuple[SimpleCommand, ...]
     # The parser read the whole line without an error or a missing token.
     ok: bool
@@ -81,9 +77,9 @@ class ParsedCommand:
     plain: bool
     # Some redirection sends output into a file (not /dev/null, not another descriptor).
     writes: bool
-    problems: tuple[str, ...] = field(default=())
+    problems: tuple[str, ...] = msgspec.field(default=())
     # The files output is redirected into (None: known only when it runs).
-    targets: tuple[str | None, ...] = field(default=())
+    targets: tuple[str | None, ...] = msgspec.field(default=())
 
 
 _lock = threading.Lock()
@@ -152,6 +148,8 @@ def _misread(root: Node) -> bool:
 
 def _lexer_agrees(command: str, commands: list[SimpleCommand]) -> bool:
     """Whether the conservative lexer sees the same simple commands with the same words."""
+    from .bash_syntax import split_simple_commands  # Bash-only, with its tables (start-up)
+
     lexed = split_simple_commands(command)
     if lexed is None:
         return False

@@ -23,7 +23,8 @@ import os
 import re
 import shlex
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from .shell import Word
 
@@ -46,8 +47,7 @@ def program_name(word: Word) -> str | None:
     return os.path.basename(word.text) or None
 
 
-@dataclass(frozen=True, slots=True)
-class _Wrapper:
+class _Wrapper(msgspec.Struct, frozen=True):
     short: str = ""  # flags without a value
     short_arg: str = ""  # flags with a value (attached or the next word)
     long: frozenset[str] = frozenset()

@@ -11,8 +11,9 @@ error cascades, whether it runs now or waits behind a draining turn), or run the
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..core import Outcome, ToolAdded, sibling_label
 from ..protocol import AddTool
@@ -22,8 +23,7 @@ from .failures import crash_outcome
 __all__ = ["Call", "admit"]
 
 
-@dataclass(slots=True)
-class Call:
+class Call(msgspec.Struct):
     """A validated call waiting to start: the core carries it as ``ToolAdded.payload``."""
 
     tool: Tool

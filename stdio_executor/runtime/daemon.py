@@ -21,10 +21,12 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 
 from .. import PARENT_AT_START
@@ -68,7 +70,6 @@ from ..protocol.messages import Command, Event
 from ..tools.base import Tool
 from ..tools.catalog import ToolRegistry
 from ..tools.host import HostBridge, HostTool
-from ..tools.mcp import McpManager, McpServerConfig
 from ..tools.session import Session
 from . import jobs
 from .admission import Call, admit
@@ -87,6 +88,9 @@ from .runner import CallRunner
 from .stdio import StdioFds, WireWriter, read_chunks
 from .to_wire import event_for
 from .toolset import ServerTools, ToolSet
+
+if TYPE_CHECKING:  # tools.mcp loads only when a server is configured (start-up cost)
+    from ..tools.mcp import McpManager, McpServerConfig
 
 __all__ = ["EXIT_HOST_GONE", "EXIT_INTERNAL", "EXIT_OK", "Daemon"]
 
@@ -132,6 +136,7 @@ class Daemon:
         host: HostBridge | None = None,
         mcp_servers: Sequence[McpServerConfig] = (),
         held_mcp_servers: Sequence[McpServerConfig] = (),
+        when_idle: Sequence[Callable[[], None]] = (),
     ):
         self.config = config
         self.journal = journal
@@ -166,18 +171,15 @@ class Daemon:
         self.host = host or HostBridge()
         self.host.attach(self._emit_now, lambda: self.core.turn, self._host_call_expected)
         self.toolset = ToolSet(registry, self.host)
-        self.mcp = (
-            McpManager(
-                list(mcp_servers),
-                session,
-                lambda server, tools: self.inbox.put(ServerTools(server, tools)),
-            )
-            if mcp_servers
-            else None
-        )
+        self.mcp: McpManager | None = None
+        if mcp_servers:
+            self.mcp = self._mcp_manager(mcp_servers)
         # The workspace's .mcp.json servers, until the host trusts the workspace.
         self._held_mcp = list(held_mcp_servers)
         self._tg: anyio.abc.TaskGroup | None = None
+        # Start-up work nothing waits for yet (the spawner, the sandbox's namespace): done
+        # the first time the loop has nothing to do, so it never delays the first call.
+        self._when_idle = list(when_idle)
 
     # ------------------------------------------------------------------------ life
 
@@ -225,7 +227,11 @@ class Daemon:
                 await self.wire.flush()
 
     async def _own_core(self) -> None:
+        # Let the reader take what the host already sent, so that it counts as work.
+        await anyio.lowlevel.checkpoint()
         while True:
+            if self._when_idle and not self.inbox.pending:
+                self._idle()
             if self._stopping is not None:
                 timeout = self._stop_deadline - time.monotonic()
                 if not self.runner.running or timeout <= 0:
@@ -239,6 +245,14 @@ class Daemon:
             if self.core.finished:
                 self._stopping = EXIT_OK
                 return
+
+    def _idle(self) -> None:
+        hooks, self._when_idle = self._when_idle, []
+        for hook in hooks:
+            try:
+                hook()
+            except Exception:  # a start-up helper's failure shows up where it is used
+                log.exception("start-up work after ready failed")
 
     def _dispatch_all(self, items: list[InboxItem]) -> None:
         for item in items:
@@ -323,17 +337,22 @@ class Daemon:
         servers, self._held_mcp = self._held_mcp, []
         if servers:
             if self.mcp is None:
-                self.mcp = McpManager(
-                    servers,
-                    self.session,
-                    lambda server, tools: self.inbox.put(ServerTools(server, tools)),
-                )
+                self.mcp = self._mcp_manager(servers)
                 assert self._tg is not None
                 self._tg.start_soon(self.mcp.run)
             else:
                 self.mcp.add(servers)
         applied = held_back_message(held, [s.name for s in servers])
         self._emit(WorkspaceTrusted(applied=applied, request_id=command.request_id))
+
+    def _mcp_manager(self, servers: Sequence[McpServerConfig]) -> McpManager:
+        from ..tools.mcp import McpManager
+
+        return McpManager(
+            list(servers),
+            self.session,
+            lambda server, tools: self.inbox.put(ServerTools(server, tools)),
+        )
 
     def _resolve(self, name: str) -> Tool | None:
         tool = self.registry.get(name)

@@ -11,13 +11,13 @@ import contextlib
 import fcntl
 import os
 import stat
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = ["StdioFds", "claim_stdio"]
 
 
-@dataclass(slots=True)
-class StdioFds:
+class StdioFds(msgspec.Struct):
     input_fd: int
     output_fd: int
     _saved_flags: dict[int, int]

@@ -16,8 +16,9 @@ one piece (its command needs it in memory anyway).
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 from typing import IO
+
+import msgspec
 
 __all__ = ["SPOOL_BYTES", "LineFramer", "TooLong"]
 
@@ -25,8 +26,7 @@ __all__ = ["SPOOL_BYTES", "LineFramer", "TooLong"]
 SPOOL_BYTES = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class TooLong:
+class TooLong(msgspec.Struct, frozen=True):
     lineno: int
     size: int
 

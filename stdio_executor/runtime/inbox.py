@@ -11,9 +11,9 @@ watchers and the stdin reader alike.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 
 import anyio
+import msgspec
 
 from ..core import Outcome
 from ..protocol.messages import Command, ErrorEvent, JobExited, JobStarted
@@ -33,8 +33,7 @@ __all__ = [
 
 # Not frozen: built once per call on the hot path, where a frozen dataclass's __init__
 # costs several times a plain one's (bench/NOTES.md). Never mutated after construction.
-@dataclass(slots=True)
-class Finished:
+class Finished(msgspec.Struct):
     """A call ended (``Outcome``); sent by the call runner, inline or from the call's task."""
 
     turn: int
@@ -42,16 +41,14 @@ class Finished:
     outcome: Outcome
 
 
-@dataclass(slots=True)
-class Line:
+class Line(msgspec.Struct):
     """A decoded command with the number of the input line it came from."""
 
     lineno: int
     command: Command
 
 
-@dataclass(slots=True)
-class TurnAbort:
+class TurnAbort(msgspec.Struct):
     """The gate aborts the turn a call of it runs in (a hook's ``continue: false``, a host's
     ``interrupt: true`` answer): an ``interrupt`` with reason "abort" aimed at that turn."""
 
@@ -59,18 +56,15 @@ class TurnAbort:
     request_id: str | None
 
 
-@dataclass(slots=True)
-class Eof:
+class Eof(msgspec.Struct):
     pass
 
 
-@dataclass(slots=True)
-class SignalReceived:
+class SignalReceived(msgspec.Struct):
     signum: int
 
 
-@dataclass(slots=True)
-class HostGone:
+class HostGone(msgspec.Struct):
     why: str
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import Any
 
 import anyio
@@ -33,8 +32,7 @@ from .inbox import Finished
 __all__ = ["CallRunner"]
 
 
-@dataclass(slots=True)
-class _Running:
+class _Running(msgspec.Struct):
     tool: Tool
     scope: anyio.CancelScope
 
@@ -43,8 +41,10 @@ def _with_notes(result: ToolOutcome, notes: tuple[str, ...]) -> ToolOutcome:
     """Append gate notes (hook context) for the model to a text result."""
     extra = "\n".join(notes)
     if isinstance(result.content, str):
-        return replace(result, content=f"{result.content}\n{extra}")
-    return replace(result, content=[*result.content, {"type": "text", "text": extra}])
+        return msgspec.structs.replace(result, content=f"{result.content}\n{extra}")
+    return msgspec.structs.replace(
+        result, content=[*result.content, {"type": "text", "text": extra}]
+    )
 
 
 def _ms_since(started: float) -> float:
@@ -141,6 +141,7 @@ class CallRunner:
             and not verdict.notes
             and not self.gate.needs_after_run(info)
         ):
+            ctx.confine = verdict.confine
             try:
                 fast = tool.run_inline(value, ctx)
             except Exception as exc:  # a bug in the tool's fast path: still one result
@@ -150,6 +151,11 @@ class CallRunner:
             if fast is not None:
                 self._finished(Finished(turn, tool_use_id, _outcome(fast, started)))
                 return
+            if verdict.confine is not None:
+                # The file may have been outside the roots (the tool does not say why it
+                # declined): the call is judged again in its task, where a path outside
+                # asks or is denied as the policy says, not refused by the tool.
+                verdict = None
         scope = anyio.CancelScope()
         self._running[(turn, tool_use_id)] = _Running(tool, scope)
         assert self._tg is not None
@@ -197,6 +203,7 @@ class CallRunner:
             verdict = await self.gate.before_run(call)
         if isinstance(verdict, Deny):
             return Outcome(verdict.message, True, "denied", duration_ms=_ms_since(started))
+        ctx.confine = verdict.confine
         value = call.value
         if verdict.updated_input is not None:
             try:

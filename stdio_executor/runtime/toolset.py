@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio.to_thread
+import msgspec
 
 from ..protocol import (
     ErrorEvent,
@@ -37,23 +38,23 @@ from ..tools.host import (
     names_only,
 )
 from ..tools.json_schema import schema_problem
-from ..tools.mcp import McpTool
+
+if TYPE_CHECKING:  # tools.mcp (~800 lines) loads only when an MCP server is configured
+    from ..tools.mcp import McpTool
 
 __all__ = ["SchemaReport", "ServerTools", "ToolSet", "tool_listing"]
 
 log = logging.getLogger("stdio_executor")
 
 
-@dataclass(frozen=True, slots=True)
-class ServerTools:
+class ServerTools(msgspec.Struct, frozen=True):
     """An MCP server's current tools (inbox item from the MCP manager)."""
 
     server: str
     tools: list[McpTool]
 
 
-@dataclass(frozen=True, slots=True)
-class SchemaReport:
+class SchemaReport(msgspec.Struct, frozen=True):
     """``--tools`` definitions whose input_schema is not a valid JSON Schema: (name, why)."""
 
     problems: list[tuple[str, str]]

@@ -26,7 +26,8 @@ import os
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = ["NetNamespace", "create"]
 
@@ -58,8 +59,7 @@ chan.recv(1)  # the daemon has opened /proc/PID/ns/*: the namespaces outlive us
 """
 
 
-@dataclass(frozen=True, slots=True)
-class NetNamespace:
+class NetNamespace(msgspec.Struct, frozen=True):
     userns_fd: int
     netns_fd: int
     listener: socket.socket | None  # listening on 127.0.0.1 inside the namespace

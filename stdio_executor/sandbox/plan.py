@@ -35,8 +35,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import msgspec
 
 from ..permissions.protected import control_paths
 from .settings import SandboxSettings
@@ -54,8 +55,7 @@ class StartupError(Exception):
     """The sandbox is required and cannot be had; the message says what is missing."""
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxStatus:
+class SandboxStatus(msgspec.Struct, frozen=True):
     """What ``ready`` says about the sandbox."""
 
     enabled: bool
@@ -68,8 +68,7 @@ class SandboxStatus:
     allowed_domains: tuple[str, ...] = ()
 
 
-@dataclass(slots=True)
-class _Built:
+class _Built(msgspec.Struct):
     plan: Any  # kernel.ChildPlan without a proxy token
     env: dict[str, str]
     proxy: Any = None  # proxy.DomainProxy
@@ -121,8 +120,7 @@ class _Existing:
 _RACY_S = 2.0
 
 
-@dataclass(frozen=True, slots=True)
-class Spawn:
+class Spawn(msgspec.Struct, frozen=True):
     """What one sandboxed spawn adds: namespaces to create, the function to run in the
     child inside them (module-level, picklable arguments) and the environment."""
 
@@ -138,8 +136,7 @@ class Spawn:
     share_key: Any = None
 
 
-@dataclass(slots=True)
-class Sandbox:
+class Sandbox(msgspec.Struct):
     """One per session. ``active`` is False when commands run unsandboxed (``status``
     says why). ``prepare`` builds the per-session pieces once; it may run in a thread."""
 
@@ -159,7 +156,7 @@ class Sandbox:
     # (STDIO_EXECUTOR_SANDBOX_DISABLE=join: how the tests reach that path as root).
     no_join: bool = False
     _built: _Built | None = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _lock: threading.Lock = msgspec.field(default_factory=threading.Lock)
     _failed: str | None = None
 
     @property

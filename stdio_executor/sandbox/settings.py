@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 __all__ = ["SandboxSettings", "SandboxSettingsError", "SettingsSource", "sandbox_settings"]
 
@@ -40,8 +41,7 @@ class SandboxSettingsError(Exception):
         self.problem = problem
 
 
-@dataclass(frozen=True, slots=True)
-class SettingsSource:
+class SettingsSource(msgspec.Struct, frozen=True):
     """One decoded settings file: where it came from, what ``/x`` is relative to, and
     whether its relaxations count."""
 
@@ -51,8 +51,7 @@ class SettingsSource:
     trusted: bool
 
 
-@dataclass(frozen=True, slots=True)
-class SandboxSettings:
+class SandboxSettings(msgspec.Struct, frozen=True):
     enabled: bool | None = None  # None: no file said
     enabled_by_trusted: bool = False  # `enabled: true` came from a trusted file
     fail_if_unavailable: bool = False
@@ -68,7 +67,7 @@ class SandboxSettings:
     deny_read: tuple[str, ...] = ()
     allow_read: tuple[str, ...] = ()
     # "FILE: key" for every relaxation an untrusted file asked for and did not get.
-    held_back: tuple[str, ...] = field(default=())
+    held_back: tuple[str, ...] = msgspec.field(default=())
 
     @property
     def required(self) -> bool:

@@ -24,10 +24,10 @@ import re
 import subprocess
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Literal
 
 import anyio
+import msgspec
 
 from ..processes import KILL_GRACE_S, Child, ProcessRegistry, spawn_group, stop_group
 from .output import complete_utf8, decode_prefix, decode_suffix
@@ -41,8 +41,7 @@ _TAIL = 2_000
 _CHUNK = 256 * 1024
 
 
-@dataclass(slots=True)
-class Job:
+class Job(msgspec.Struct):
     job_id: str
     command: str
     description: str
@@ -54,7 +53,7 @@ class Job:
     status: JobStatus = "running"
     exit_code: int | None = None
     read_offset: int = 0  # bytes of the log already given to the model
-    done: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = msgspec.field(default_factory=anyio.Event)
     killed: bool = False
 
     @property
@@ -69,8 +68,7 @@ class Job:
         return max(0, self.output_bytes - self.read_offset)
 
 
-@dataclass(frozen=True, slots=True)
-class NewOutput:
+class NewOutput(msgspec.Struct, frozen=True):
     """What one read of a job's output gives the model."""
 
     text: str

@@ -11,12 +11,14 @@ from __future__ import annotations
 import abc
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from ..core.events import Status
 
 if TYPE_CHECKING:
+    from ..confine import Confinement
     from .output import OutputSink
     from .session import Session
 
@@ -52,8 +54,7 @@ def describe_value(value: Any) -> str:
     return type(value).__name__
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """Everything the daemon needs to announce and schedule a tool without loading it."""
 
     name: str
@@ -77,8 +78,7 @@ class ToolSpec:
     permission_read_only: bool | None = None
 
 
-@dataclass(slots=True)  # not frozen: one per call (bench/NOTES.md); never mutated
-class ToolOutcome:
+class ToolOutcome(msgspec.Struct):  # one per call; never mutated (copies: structs.replace)
     content: Content
     is_error: bool = False
     status: Status | None = None  # None means "success" or "error" by is_error
@@ -93,8 +93,7 @@ class ToolOutcome:
         return self.status or ("error" if self.is_error else "success")
 
 
-@dataclass(slots=True)
-class ToolContext:
+class ToolContext(msgspec.Struct):
     """What the runtime lends one running tool call."""
 
     tool_use_id: str
@@ -106,8 +105,11 @@ class ToolContext:
     # Writes an event for the host besides progress (TodoWrite's ``todos``), at once, unless
     # the call's turn was discarded. The event is built by the tool from ``protocol``; the
     # runtime only passes it on.
-    notify: Callable[[Any], None] = field(default=lambda event: None)
-    extra: dict[str, Any] = field(default_factory=dict)
+    notify: Callable[[Any], None] = msgspec.field(default=lambda event: None)
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+    # The roots the file the call opens must lie in (set by the runtime from the permission
+    # verdict; None: no check). Honoured by the tools whose ``confines`` is true.
+    confine: Confinement | None = None
 
     def resolve(self, path: str) -> str:
         """A tool's path argument, absolute or relative to the session's working directory."""
@@ -118,6 +120,11 @@ class ToolContext:
 
 class Tool(abc.ABC):
     """A tool implementation. Instances are shared by all calls; keep per-call state local."""
+
+    # Whether the tool checks every file or directory it opens against ``ctx.confine``,
+    # on the opened descriptor, before reading it: then the permission gate may leave
+    # workspace confinement to it and skip judging calls nothing else could object to.
+    confines = False
 
     def __init__(self, spec: ToolSpec) -> None:
         self.spec = spec

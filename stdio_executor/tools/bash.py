@@ -19,13 +19,13 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.abc
 import anyio.lowlevel
 import anyio.to_thread
+import msgspec
 
 from ..permissions.bash_syntax import CommandInfo, analyze
 from ..permissions.readonly import harden_git
@@ -64,8 +64,7 @@ _MAY_CHANGE_DIRECTORY = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _Call:
+class _Call(msgspec.Struct, frozen=True):
     command: str
     timeout_ms: float
     background: bool

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+
+import msgspec
 
 from .base import FileAccess, Tool, ToolSpec
 from .schemas import load as load_schemas
@@ -293,12 +294,11 @@ def delegable_spec(name: str) -> ToolSpec | None:
             )
     for spec in builtin_specs():
         if name == spec.name or name in spec.aliases:
-            return replace(spec, source="host")
+            return msgspec.structs.replace(spec, source="host")
     return None
 
 
-@dataclass(slots=True)
-class _Entry:
+class _Entry(msgspec.Struct):
     spec: ToolSpec
     impl: str | Tool
 

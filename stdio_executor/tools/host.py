@@ -26,7 +26,6 @@ import logging
 import re
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -231,8 +230,7 @@ def limit_content(content: Content, limit: int, ctx: ToolContext) -> ToolOutcome
     )
 
 
-@dataclass(slots=True)
-class _Pending:
+class _Pending(msgspec.Struct):
     done: anyio.Event
     progress: Callable[[dict[str, Any]], None]
     answer: ToolOutput | None = None

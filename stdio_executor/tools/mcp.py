@@ -27,7 +27,6 @@ import signal
 import subprocess
 import threading
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -82,15 +81,14 @@ class McpConfigError(Exception):
     """An ``.mcp.json`` file cannot be used at all."""
 
 
-@dataclass(frozen=True, slots=True)
-class McpServerConfig:
+class McpServerConfig(msgspec.Struct, frozen=True):
     name: str
     transport: Literal["stdio", "http"]
     command: str = ""
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     url: str = ""
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = msgspec.field(default_factory=dict)
     source: str = ""
 
     @property

@@ -10,8 +10,9 @@ Must not: know which tool produced the bytes.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
 from typing import BinaryIO
+
+import msgspec
 
 __all__ = [
     "CollectedOutput",
@@ -26,8 +27,7 @@ _HEAD = 2_000
 _TAIL = 2_000
 
 
-@dataclass(frozen=True, slots=True)
-class CollectedOutput:
+class CollectedOutput(msgspec.Struct, frozen=True):
     text: str
     truncated: bool
     path: str | None

@@ -10,8 +10,9 @@ Must not: hold per-turn scheduling state (that is the core's).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..processes import ProcessRegistry
 from .background import JobRegistry
@@ -22,8 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["FileStamp", "Session"]
 
 
-@dataclass(frozen=True, slots=True)
-class FileStamp:
+class FileStamp(msgspec.Struct, frozen=True):
     mtime_ns: int
     size: int
 
@@ -32,27 +32,49 @@ class FileStamp:
         return cls(st.st_mtime_ns, st.st_size)
 
 
-@dataclass(slots=True)
 class Session:
-    workspace: str
-    spill_dir: str
-    processes: ProcessRegistry
-    session_id: str = ""
-    read_files: dict[str, FileStamp] = field(default_factory=dict)
-    # Per searching tool (Grep, Glob), the files deny rules hide from its results, by path
-    # and identity (permissions.hidden.HiddenFiles); absent when no deny rule names a path.
-    hidden: dict[str, Any] = field(default_factory=dict)
-    # Commands started with run_in_background (BashOutput, KillShell... find them here).
-    jobs: JobRegistry = field(init=False)
-    # The OS sandbox Bash runs in (None: not on this system or not wanted).
-    sandbox: Sandbox | None = None
-    # The task list of the last TodoWrite (its items as sent), replaced whole by each call.
-    todos: list[dict[str, Any]] = field(default_factory=list)
-    _spill_ready: bool = False
-    _spill_count: int = 0
+    """One per daemon. A plain class: defining a dataclass costs ~0.5 ms at import, on the
+    way to the first call (bench/NOTES.md, start-up)."""
 
-    def __post_init__(self) -> None:
-        self.jobs = JobRegistry(self.processes)
+    __slots__ = (
+        "_spill_count",
+        "_spill_ready",
+        "hidden",
+        "jobs",
+        "processes",
+        "read_files",
+        "sandbox",
+        "session_id",
+        "spill_dir",
+        "todos",
+        "workspace",
+    )
+
+    def __init__(
+        self,
+        workspace: str,
+        spill_dir: str,
+        processes: ProcessRegistry,
+        session_id: str = "",
+        sandbox: Sandbox | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.spill_dir = spill_dir
+        self.processes = processes
+        self.session_id = session_id
+        self.read_files: dict[str, FileStamp] = {}
+        # Per searching tool (Grep, Glob), the files deny rules hide from its results, by
+        # path and identity (permissions.hidden.HiddenFiles); absent when no deny rule names
+        # a path.
+        self.hidden: dict[str, Any] = {}
+        # Commands started with run_in_background (BashOutput, KillShell... find them here).
+        self.jobs = JobRegistry(processes)
+        # The OS sandbox Bash runs in (None: not on this system or not wanted).
+        self.sandbox = sandbox
+        # The task list of the last TodoWrite (its items as sent), replaced whole by each call.
+        self.todos: list[dict[str, Any]] = []
+        self._spill_ready = False
+        self._spill_count = 0
 
     def spill_path(self, tool_use_id: str, suffix: str = ".txt") -> str:
         """A fresh file name for this call's output: unique even when ids repeat or collide

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -34,14 +33,12 @@ __all__ = ["BashOutputTool", "KillShellTool", "TaskOutputTool", "TaskStopTool"]
 _TASK_TYPE = "local_bash"
 
 
-@dataclass(frozen=True, slots=True)
-class _Read:
+class _Read(msgspec.Struct, frozen=True):
     job_id: str
     pattern: re.Pattern[str] | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Wait:
+class _Wait(msgspec.Struct, frozen=True):
     job_id: str
     block: bool
     timeout_s: float

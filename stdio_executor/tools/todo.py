@@ -13,7 +13,6 @@ apply) or refuse a list for its contents beyond the input schema.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -31,8 +30,7 @@ RESULT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _TodoCall:
+class _TodoCall(msgspec.Struct, frozen=True):
     todos: tuple[dict[str, Any], ...]
 
 

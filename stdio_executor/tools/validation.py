@@ -18,7 +18,6 @@ Must not: be on the hot path: it runs only after ``inputs.parse`` has failed.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -56,14 +55,15 @@ def js_type(value: Any) -> str:
     return "unknown"
 
 
-@dataclass
-class Problems:
+class Problems(msgspec.Struct):
     """The problems of one input, kept by kind so they print in Claude Code's order."""
 
-    missing: list[str] = field(default_factory=list)
-    unexpected: list[str] = field(default_factory=list)
-    wrong_type: list[tuple[str, str, str]] = field(default_factory=list)  # path, expected, got
-    other: list[tuple[str, str]] = field(default_factory=list)  # path, sentence
+    missing: list[str] = msgspec.field(default_factory=list)
+    unexpected: list[str] = msgspec.field(default_factory=list)
+    wrong_type: list[tuple[str, str, str]] = msgspec.field(
+        default_factory=list
+    )  # path, expected, got
+    other: list[tuple[str, str]] = msgspec.field(default_factory=list)  # path, sentence
 
     def __bool__(self) -> bool:
         return bool(self.missing or self.unexpected or self.wrong_type or self.other)

@@ -176,6 +176,48 @@ async def test_without_a_permission_handler_requests_are_denied(
     assert "no permission handler" in str(turn.results[0].content)
 
 
+async def test_trust_workspace_applies_what_ready_held_back(
+    tmp_path: Path, daemon_env: dict[str, str]
+) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"permissions": {"allow": ["Bash(touch:*)"]}}')
+    with anyio.fail_after(30):
+        async with client_for(tmp_path, daemon_env) as client:
+            trust = client.ready.workspace_trust
+            assert trust is not None and not trust.trusted
+            assert trust.held_back is not None
+            assert trust.held_back.allow == ["Bash(touch:*)"]
+            before = await client.run_turn([bash("a", "touch before")])
+            trusted = await client.trust_workspace()
+            after = await client.run_turn([bash("b", "touch after")])
+            again = await client.trust_workspace()
+    # Untrusted, the workspace's allow rule did not apply: the call asked, and with no
+    # handler it was denied. Trusted, the same rule lets the next call run.
+    assert before.results[0].meta.status == "denied"
+    assert trusted.applied.allow == ["Bash(touch:*)"]
+    assert trusted.applied.files == [str(settings)]
+    assert after.results[0].meta.status == "success"
+    assert (tmp_path / "after").exists() and not (tmp_path / "before").exists()
+    assert again.applied.allow == []  # nothing is held back any more
+
+
+async def test_list_jobs_reports_background_shells(
+    tmp_path: Path, daemon_env: dict[str, str]
+) -> None:
+    block = bash("bg", "echo started; sleep 30")
+    block["input"]["run_in_background"] = True
+    with anyio.fail_after(30):
+        async with client_for(tmp_path, daemon_env, *BYPASS) as client:
+            assert (await client.list_jobs()).jobs == []
+            turn = await client.run_turn([block])
+            assert turn.results[0].meta.status == "success"
+            jobs = (await client.list_jobs()).jobs
+    assert [(j.tool_use_id, j.command, j.status) for j in jobs] == [
+        ("bg", "echo started; sleep 30", "running")
+    ]
+
+
 async def test_host_tools_are_served_by_decorated_handlers(
     tmp_path: Path, daemon_env: dict[str, str]
 ) -> None:

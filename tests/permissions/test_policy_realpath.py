@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from stdio_executor.permissions.policy import _realpath
+from stdio_executor.confine import realpath as _realpath
 
 
 def test_resolved_paths_are_the_same_strings_realpath_gives(tmp_path: Path) -> None:

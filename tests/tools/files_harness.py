@@ -8,12 +8,12 @@ Must not: stand in for a tool; calls go through the tools' own ``validate`` and 
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from pathlib import Path
 from typing import Any
 
 import anyio
+import msgspec
 
 from stdio_executor.processes import ProcessRegistry
 from stdio_executor.tools.base import Tool, ToolContext, ToolOutcome
@@ -45,7 +45,7 @@ class Harness:
         assert tool is not None, name
         if max_result_bytes is None:
             return tool
-        return type(tool)(dataclasses.replace(tool.spec, max_result_bytes=max_result_bytes))
+        return type(tool)(msgspec.structs.replace(tool.spec, max_result_bytes=max_result_bytes))
 
     def context(self) -> ToolContext:
         return ToolContext(

@@ -7,13 +7,13 @@ through a real ``Session``; nothing is mocked.
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import io
 import os
 import tracemalloc
 from pathlib import Path
 
 import anyio
+import msgspec
 import pytest
 from files_harness import CALL_TIMEOUT, Harness
 from hypothesis import given
@@ -666,7 +666,7 @@ def _both_numberings(text: str, offset: int, limit: int) -> tuple[str, str]:
     spec = next(s for s in builtin_specs() if s.name == "Read")
     session = Session(workspace="/", spill_dir="/nonexistent", processes=ProcessRegistry())
     ctx = ToolContext("t", "/", session, progress=lambda _: None)
-    streamed = out.result(dataclasses.replace(spec, max_result_bytes=10**9), ctx).content
+    streamed = out.result(msgspec.structs.replace(spec, max_result_bytes=10**9), ctx).content
     assert isinstance(streamed, str)
     return whole, streamed
 

@@ -25,6 +25,8 @@ import { createInterface } from "node:readline";
  * @typedef {import("./protocol.js").Interrupted} Interrupted
  * @typedef {import("./protocol.js").ErrorEvent} ErrorEvent
  * @typedef {import("./protocol.js").ToolsChanged} ToolsChanged
+ * @typedef {import("./protocol.js").WorkspaceTrusted} WorkspaceTrusted
+ * @typedef {import("./protocol.js").Jobs} Jobs
  * @typedef {import("./protocol.js").ToolDefinition} ToolDefinition
  * @typedef {import("./protocol.js").HostToolDefinition} HostToolDefinition
  * @typedef {import("./protocol.js").PermissionRequest} PermissionRequest
@@ -347,6 +349,23 @@ export class Client {
     const discarded = await this._request((id) => ({ type: "discard", request_id: id }), "discarded");
     if (discarded.turn !== null) this._results.delete(discarded.turn);
     return discarded;
+  }
+
+  /**
+   * Trust the workspace: the settings and MCP servers `ready.workspace_trust` listed as held
+   * back take effect for calls judged from now on.
+   * @returns {Promise<WorkspaceTrusted>}
+   */
+  trustWorkspace() {
+    return this._request((id) => ({ type: "trust_workspace", request_id: id }), "workspace_trusted");
+  }
+
+  /**
+   * The session's background jobs (Bash with `run_in_background`), oldest first.
+   * @returns {Promise<Jobs>}
+   */
+  listJobs() {
+    return this._request((id) => ({ type: "list_jobs", request_id: id }), "jobs");
   }
 
   /**

@@ -5,7 +5,7 @@
 //   STDIO_EXECUTOR='["python3", "-m", "stdio_executor"]' npm test
 
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -201,6 +201,26 @@ test("discard throws the open turn away", TIMEOUT, async () => {
   const next = await client.runTurn([bash("after", "echo after")]);
   assert.deepEqual(next.results.map((r) => r.tool_use_id), ["after"], "nothing of the discarded turn");
   assert.equal(await client.close(), 0);
+});
+
+test("trustWorkspace applies what ready held back; listJobs lists background shells", TIMEOUT, async () => {
+  const workspace = mkdtempSync(join(tmpdir(), "stdio-executor-ts-"));
+  workspaces.push(workspace);
+  mkdirSync(join(workspace, ".claude"));
+  writeFileSync(join(workspace, ".claude", "settings.json"), '{"permissions":{"allow":["Bash(touch:*)","Bash(sleep:*)"]}}');
+  const client = await tracked(Client.start({ command, args: ["--workspace", workspace] }));
+  assert.deepEqual(client.ready.workspace_trust?.held_back?.allow, ["Bash(touch:*)", "Bash(sleep:*)"]);
+  const before = await client.runTurn([bash("a", "touch before")]);
+  assert.equal(before.results[0].meta.status, "denied", "untrusted: the allow rule is held back");
+  const trusted = await client.trustWorkspace();
+  assert.deepEqual(trusted.applied.allow, ["Bash(touch:*)", "Bash(sleep:*)"]);
+  const after = await client.runTurn([bash("b", "touch after")]);
+  assert.equal(after.results[0].meta.status, "success");
+  assert.deepEqual((await client.listJobs()).jobs, []);
+  await client.runTurn([{ ...bash("bg", "sleep 30"), input: { command: "sleep 30", run_in_background: true } }]);
+  const jobs = (await client.listJobs()).jobs;
+  assert.deepEqual(jobs.map((j) => [j.tool_use_id, j.status]), [["bg", "running"]]);
+  await client.close();
 });
 
 test("close lets the open turn finish, then the daemon exits 0", TIMEOUT, async () => {

@@ -22,17 +22,18 @@ import os
 import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
+from ...confine import Confinement
 from ...globs import expand_braces, path_regex
 from ..base import Tool, ToolContext, ToolOutcome
 from ..inputs import GlobInput, parse
-from .results import Check, finish, input_error, tool_error
+from .results import Check, finish, input_error, outside_now, tool_error
 
 __all__ = ["INLINE_MAX_ENTRIES", "GlobTool", "glob_regex"]
 
@@ -42,15 +43,18 @@ _CHECK_EVERY_ENTRIES = 512
 # worker thread.
 INLINE_MAX_ENTRIES = _CHECK_EVERY_ENTRIES
 _SPECIAL = frozenset("*?[{")
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-@dataclass(slots=True)  # not frozen: one per call, and a frozen __init__ costs ~4x
-class _GlobCall:
+class _GlobCall(msgspec.Struct):  # one per call
     pattern: str
     path: str | None
 
 
 class GlobTool(Tool):
+    # ``ctx.confine`` is checked on the directory the walk starts in, once it is open.
+    confines = True
+
     def validate(self, raw: Mapping[str, Any]) -> _GlobCall:
         value = parse(self.spec.name, GlobInput, raw)
         if not value.pattern.strip():
@@ -68,8 +72,12 @@ class GlobTool(Tool):
         call: _GlobCall = value
         base = ctx.resolve(call.path) if call.path else ctx.cwd
         try:
-            outcome = glob_files(base, call.pattern, _give_up, _hidden(ctx, self.spec.name))
-        except _TooLarge:
+            outcome = glob_files(
+                base, call.pattern, _give_up, _hidden(ctx, self.spec.name), ctx.confine
+            )
+        except (_TooLarge, _Outside, _Unopened):
+            # Outside, or no directory to check: judged in full in the call's task (a
+            # path outside asks or is denied), and any error is worded there.
             return None
         return finish(outcome, self.spec, ctx)
 
@@ -77,17 +85,32 @@ class GlobTool(Tool):
         call: _GlobCall = value
         base = ctx.resolve(call.path) if call.path else ctx.cwd
         outcome = await anyio.to_thread.run_sync(
-            glob_files,
+            _glob_confined,
             base,
             call.pattern,
             anyio.from_thread.check_cancelled,
             _hidden(ctx, self.spec.name),
+            ctx.confine,
+            self.spec.name,
         )
         return finish(outcome, self.spec, ctx)
 
 
 class _TooLarge(Exception):
     """The tree is too large to walk inline."""
+
+
+class _Unopened(Exception):
+    """The directory the walk would start in could not be opened to check where it is."""
+
+
+class _Outside(Exception):
+    """The directory the walk would start in is not inside the confinement's roots."""
+
+    def __init__(self, path: str, where: str | None) -> None:
+        super().__init__(path)
+        self.path = path
+        self.where = where
 
 
 def _give_up() -> None:
@@ -102,21 +125,42 @@ def _hidden(ctx: ToolContext, name: str) -> Any:
     return hidden.fresh() if hidden is not None else None
 
 
-def glob_files(base: str, pattern: str, check: Check, hidden: Any = None) -> ToolOutcome:
-    """``hidden``: files deny rules hide; never listed, by name or under another name."""
+def _glob_confined(
+    base: str, pattern: str, check: Check, hidden: Any, confine: Confinement | None, name: str
+) -> ToolOutcome:
+    """``glob_files`` for a call already judged: a start directory now outside is refused;
+    one that cannot be opened gets ``glob_files``'s own wording (it does not exist...)."""
+    try:
+        return glob_files(base, pattern, check, hidden, confine)
+    except _Outside as exc:
+        return outside_now(name, exc.path, exc.where)
+    except _Unopened:
+        return glob_files(base, pattern, check, hidden)
+
+
+def glob_files(
+    base: str, pattern: str, check: Check, hidden: Any = None, confine: Confinement | None = None
+) -> ToolOutcome:
+    """``hidden``: files deny rules hide; never listed, by name or under another name.
+    ``confine``: the roots the walk's first directory must lie in, checked on it once open,
+    before anything about the file system is answered: ``_Outside`` if it does not,
+    ``_Unopened`` if it cannot be opened to tell."""
     if os.path.isabs(pattern):
         # An absolute pattern names its own directory: its literal part is the base.
         base, pattern = _split_literal(pattern)
-    try:
-        st = os.stat(base)
-    except OSError:
-        return tool_error(f"Directory does not exist: {base}")
-    if not stat.S_ISDIR(st.st_mode):
-        return tool_error(f"Path is not a directory: {base}")
     pattern = _normalize(pattern)
+    prefix, rest = _literal_prefix(pattern) if pattern else ([], "")
+    if confine is not None and _confined(base, prefix, rest, confine):
+        pass  # base is a directory: it was just opened as one
+    else:
+        try:
+            st = os.stat(base)
+        except OSError:
+            return tool_error(f"Directory does not exist: {base}")
+        if not stat.S_ISDIR(st.st_mode):
+            return tool_error(f"Path is not a directory: {base}")
     if not pattern:
         return ToolOutcome("No files found")
-    prefix, rest = _literal_prefix(pattern)
     try:
         regex = glob_regex(rest) if rest else None
     except re.error as exc:
@@ -185,6 +229,26 @@ def _walk(
                 elif item > heap[0]:
                     heapq.heapreplace(heap, item)
     return heap, total
+
+
+def _confined(base: str, prefix: list[str], rest: str, confine: Confinement) -> bool:
+    """Check the directory the call reaches (where the walk starts; for a pattern without
+    wildcards, the named file's directory) on its descriptor. Raises ``_Outside`` if it is
+    outside, ``_Unopened`` if it cannot be opened; True when it is ``base`` itself (then
+    known to be a directory)."""
+    start = os.path.normpath(os.path.join(base, *prefix))
+    reached = start if rest else os.path.dirname(start)
+    try:
+        # O_DIRECTORY: nothing but a directory is opened (no device's open runs).
+        fd = os.open(reached, _DIR_FLAGS)
+    except OSError:
+        raise _Unopened from None
+    try:
+        if not confine.holds(fd, reached):
+            raise _Outside(reached, confine.where(fd, reached))
+    finally:
+        os.close(fd)
+    return reached == os.path.normpath(base)
 
 
 def _single(path: str) -> str | None:

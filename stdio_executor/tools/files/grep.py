@@ -24,12 +24,12 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
 import anyio.to_thread
+import msgspec
 
 from ...processes import spawn_group, stop_group, supervised
 from ..base import Tool, ToolContext, ToolOutcome
@@ -49,8 +49,7 @@ _CONTEXT_LINE = re.compile(rb"\d+-")
 _INLINE_SORT_MAX = 64
 
 
-@dataclass(frozen=True, slots=True)
-class _GrepCall:
+class _GrepCall(msgspec.Struct, frozen=True):
     pattern: str
     path: str | None
     glob: str | None

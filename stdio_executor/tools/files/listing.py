@@ -16,12 +16,12 @@ import fnmatch
 import os
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from ..base import Tool, ToolContext, ToolOutcome, ToolSpec
 from ..inputs import UNSET, LSInput, parse
@@ -44,8 +44,7 @@ NOTE = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _LSCall:
+class _LSCall(msgspec.Struct, frozen=True):
     path: str
     ignore: tuple[str, ...]
 

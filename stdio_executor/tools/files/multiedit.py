@@ -17,12 +17,12 @@ import os
 import stat
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import MultiEditInput, parse
@@ -37,15 +37,13 @@ __all__ = ["MultiEditTool", "atomic_write"]
 _SHOWN_CHARS = 60
 
 
-@dataclass(frozen=True, slots=True)
-class _Entry:
+class _Entry(msgspec.Struct, frozen=True):
     old_string: str
     new_string: str
     replace_all: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _MultiEditCall:
+class _MultiEditCall(msgspec.Struct, frozen=True):
     file_path: str
     edits: tuple[_Entry, ...]
 

@@ -17,12 +17,12 @@ import os
 import re
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import UNSET, NotebookEditInput, parse
@@ -37,8 +37,7 @@ _INDEX_ID = re.compile(r"cell-(\d+)")
 _SHOWN_CHARS = 2000
 
 
-@dataclass(frozen=True, slots=True)
-class _NotebookCall:
+class _NotebookCall(msgspec.Struct, frozen=True):
     notebook_path: str
     cell_id: str | None
     new_source: str

@@ -21,17 +21,25 @@ import io
 import os
 import stat
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import IO, Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from ..base import Tool, ToolContext, ToolOutcome, ToolSpec
 from ..inputs import ReadInput, parse
 from ..output import OutputSink
-from .results import Check, finish, input_error, missing_path, no_check, tool_error
+from .results import (
+    Check,
+    finish,
+    input_error,
+    missing_path,
+    no_check,
+    outside_now,
+    tool_error,
+)
 from .text import IMAGE_EXTENSIONS, SNIFF_BYTES, TextCodec, image_type, looks_binary
 
 __all__ = ["INLINE_MAX_BYTES", "ReadTool"]
@@ -54,14 +62,15 @@ _SKIP_CHUNK_CHARS = 64 * 1024
 _PREFIXES = tuple(f"{n:>6}\t" for n in range(DEFAULT_LIMIT + 1))
 
 
-@dataclass(slots=True)  # not frozen: one per call, and a frozen __init__ costs ~4x
-class _ReadCall:
+class _ReadCall(msgspec.Struct):  # one per call
     file_path: str
     offset: int  # 1-based number of the first line shown
     limit: int
 
 
 class ReadTool(Tool):
+    confines = True  # ``ctx.confine`` is checked on the opened descriptor, before reading
+
     def validate(self, raw: Mapping[str, Any]) -> _ReadCall:
         value = parse(self.spec.name, ReadInput, raw)
         if not value.file_path:
@@ -82,11 +91,18 @@ class ReadTool(Tool):
         call: _ReadCall = value
         path = ctx.resolve(call.file_path)
         # Raw system calls: a buffered file object would cost more than the whole read.
+        confine = ctx.confine
+        if confine is not None and not confine.contains(path):
+            # Outside as written: judged in full (no descriptor needed to know that), and
+            # nothing outside is opened on the way.
+            return None
         try:
             fd = os.open(path, _OPEN_FLAGS)
         except OSError:
             return None  # the error (and its near-name hint) is worked out in a thread
         try:
+            if confine is not None and not confine.holds(fd, path):
+                return None  # a symlink leads outside: the policy decides (ask or deny)
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_size > INLINE_MAX_BYTES:
                 return None
@@ -122,6 +138,10 @@ def read_file(
         return tool_error(f"Permission denied: {path}")
     except OSError as exc:
         return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
+    if ctx.confine is not None and not ctx.confine.holds(fd, path):
+        where = ctx.confine.where(fd, path)
+        os.close(fd)
+        return outside_now(spec.name, path, where)
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)

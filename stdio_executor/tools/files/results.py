@@ -8,10 +8,10 @@ Must not: decide whether something is an error; the tools do.
 
 from __future__ import annotations
 
-import dataclasses
-import difflib
 import os
 from collections.abc import Callable
+
+import msgspec
 
 from ..base import InputError, ToolContext, ToolOutcome, ToolSpec
 from ..output import spill_text
@@ -23,6 +23,7 @@ __all__ = [
     "input_error",
     "missing_path",
     "no_check",
+    "outside_now",
     "tool_error",
 ]
 
@@ -40,6 +41,19 @@ def no_check() -> None:
 
 def tool_error(message: str) -> ToolOutcome:
     return ToolOutcome(f"<tool_use_error>{message}</tool_use_error>", is_error=True)
+
+
+def outside_now(tool: str, path: str, where: str | None) -> ToolOutcome:
+    """The file opened is outside the roots, though the path was inside when the call was
+    allowed: a symlink on the way changed in between. Refused, as a denial."""
+    shown = f"{path} (now = {where})" if where and where != path else path
+    return ToolOutcome(
+        f"<tool_use_error>Permission to use {tool} on {shown} has been denied: the path "
+        "led outside the workspace and its additional directories when it was opened, "
+        "though it was inside when the call was allowed.</tool_use_error>",
+        is_error=True,
+        status="denied",
+    )
 
 
 def input_error(tool: str, field: str, problem: str) -> InputError:
@@ -71,6 +85,8 @@ def _near_name(path: str) -> str | None:
     lowered = {n.lower(): n for n in names}
     if name.lower() in lowered:  # README.md for readme.md
         return os.path.join(parent, lowered[name.lower()])
+    import difflib  # only for a path that does not exist
+
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
     return os.path.join(parent, close[0]) if close else None
 
@@ -92,14 +108,14 @@ def finish(outcome: ToolOutcome, spec: ToolSpec, ctx: ToolContext) -> ToolOutcom
         # No spill file (a full disk, an unwritable spill directory): cut, and say so.
         # This may run inline in the event loop, where an exception would lose the result.
         cut = content[: spec.max_result_bytes // 4]
-        return dataclasses.replace(
+        return msgspec.structs.replace(
             outcome,
             content=f"{cut}\n\n... [output truncated; the rest could not be saved: {exc}]",
             truncated=True,
         )
     if not out.truncated:
         return outcome
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         outcome,
         content=out.text,
         truncated=True,

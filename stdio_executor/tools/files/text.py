@@ -14,7 +14,8 @@ detection, so the text the model edits is the text it was shown.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = [
     "BINARY_EXTENSIONS",
@@ -50,8 +51,7 @@ BINARY_EXTENSIONS = frozenset(
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class TextCodec:
+class TextCodec(msgspec.Struct, frozen=True):
     """A file's encoding: the codec for its body and the byte-order mark before it."""
 
     name: str

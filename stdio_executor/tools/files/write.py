@@ -17,12 +17,12 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import msgspec
 
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import EditInput, WriteInput, parse
@@ -45,14 +45,12 @@ CHANGED = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class _WriteCall:
+class _WriteCall(msgspec.Struct, frozen=True):
     file_path: str
     content: str
 
 
-@dataclass(frozen=True, slots=True)
-class _EditCall:
+class _EditCall(msgspec.Struct, frozen=True):
     file_path: str
     old_string: str
     new_string: str

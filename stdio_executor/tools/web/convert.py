@@ -11,7 +11,8 @@ thread, and the libraries (bs4, markdownify: ~0.2 s to import) load on the first
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+
+import msgspec
 
 __all__ = ["Converted", "convert", "media_type"]
 
@@ -33,8 +34,7 @@ _TEXT = frozenset(
 _INVISIBLE = ("script", "style", "noscript", "template", "head", "svg", "iframe")
 
 
-@dataclass(frozen=True, slots=True)
-class Converted:
+class Converted(msgspec.Struct, frozen=True):
     text: str | None  # None: a binary body
     kind: str  # "html", "text" or "binary"
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 import ipaddress
 import mimetypes
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import anyio
 import anyio.to_thread
+import msgspec
 
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..files.results import finish, tool_error
@@ -50,8 +50,7 @@ _REDIRECTS = {301: "Moved Permanently", 302: "Found", 303: "See Other", 307: "Te
               "Redirect", 308: "Permanent Redirect"}  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class _FetchCall:
+class _FetchCall(msgspec.Struct, frozen=True):
     url: str  # as the model sent it
     fetch_url: str  # what is fetched (http upgraded)
     host: str
