@@ -392,10 +392,10 @@ class Spawner:
         that namespace with every one nested in it."""
         pid = 0
         try:
-            path = _which(argv[0], env)
             if cwd:
                 os.chdir(cwd)
             try:
+                path = _which(argv[0], env)  # after chdir: PATH may hold relative entries
                 if _libc.unshare(CLONE_NEWPID) != 0:
                     errno = ctypes.get_errno()
                     raise OSError(errno, f"unshare: {os.strerror(errno)}")
