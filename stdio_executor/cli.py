@@ -69,7 +69,8 @@ environment:
   STDIO_EXECUTOR_KILL_GRACE  seconds a stopped Bash process group gets between SIGTERM and
                              SIGKILL (default 1.0)
   STDIO_EXECUTOR_CONTAINMENT subreaper: contain children without PID namespaces even where
-                             the kernel has them (docs/sandbox.md; for testing)
+                             the kernel has them; userns: as an unprivileged daemon does, a
+                             user + PID namespace per call (docs/sandbox.md; for testing)
   MCP_TIMEOUT                milliseconds an MCP server gets to start (default 30000)
   MCP_TOOL_TIMEOUT           milliseconds one MCP tool call may take (default 600000)
   TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
