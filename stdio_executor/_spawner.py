@@ -3,34 +3,44 @@
 Run by ``processes`` as ``python -I -S _spawner.py DAEMON_PID`` with a ``SOCK_SEQPACKET``
 socket on fd 0; it imports nothing of the package until a sandbox plan needs it.
 
-Owns: creating every child of the daemon (Bash, hooks, MCP servers, ripgrep) as the pid 1
-("init") of a PID namespace of its own where the kernel allows it, else as a child
-subreaper; signalling a call only while it is its own unreaped child (so a recycled pid or
-process group is never hit: the root cause of the old reaper's losses); reporting each
-call's exit status; killing everything when the daemon is gone (socket EOF, or the parent-
-death signal when the daemon is SIGKILLed).
+Owns: creating every child of the daemon (Bash, hooks, MCP servers, ripgrep) as pid 1 of
+a PID namespace of its own where the kernel allows it, else under a child subreaper;
+signalling a call only while it is its own unreaped child (so a recycled pid or process
+group is never hit: the root cause of the old reaper's losses); reporting each call's exit
+status; killing everything when the daemon is gone (socket EOF, or the parent-death signal
+when the daemon is SIGKILLed); the sandbox helpers (``_helper_main``).
 Must not: decide when anything stops (the daemon sends ``signal`` requests), read a
 child's output, or run Python in a command's process except the sandbox's ``pre_exec``.
 
-Per call there are two processes: the *init* (a fork of this one, created by ``clone(2)``
-as pid 1 of the call's PID namespace, its parent-death signal tied to the spawner), which
-changes directory, runs the sandbox's ``pre_exec`` and starts the *command* with
-``posix_spawn`` (vfork-based: forking even this small interpreter costs several times
-more than spawning bash). The init forwards SIGTERM/SIGINT/SIGHUP to every
-process of the call (``kill(-1)`` inside the namespace reaches all but itself, including
-anything that called ``setsid``), and when the command exits it exits too: the kernel then
-SIGKILLs whatever is left in the namespace. Without namespaces (unprivileged, user
-namespaces off; not Linux) the init is a child subreaper instead: orphans of the call
-reparent to it, and it SIGKILLs every descendant before it exits.
+Where PID namespaces are ours to make (root), this process forks itself once into a PID
+namespace of its own and serves from there as its pid 1 (``_enter_own_pidns``): every
+call's namespace is nested in it, so when the spawner dies, however it dies, the kernel
+kills them all. A call is then *one* process: ``unshare(CLONE_NEWPID)`` makes our next
+child the first of a new namespace, ``posix_spawn`` (vfork-based: forking even this small
+interpreter costs several times more) starts the command as that child, and ``setns(2)``
+returns us to our own namespace (``_spawn_in_place``). When the command exits, the kernel
+SIGKILLs whatever is left in its namespace. A call with a ``pre_exec`` (the sandbox) is
+started by a *helper* that ran it once for every call with the same ``share_key``
+(``_helper_main``), or, when it has none or we are not root, by a ``clone(2)`` of us into
+the new namespaces that runs it and ``exec``s the command (``_exec``): again the command
+is pid 1. Without namespaces (unprivileged with user namespaces off; not Linux) a Python
+*init* (``Spawner._init``), a child subreaper, starts the command and SIGKILLs every
+descendant before it exits.
+
+Numbering: in our own namespace, pids from ``clone``/``waitpid`` are ours; ``/proc`` (the
+daemon's) numbers them as the daemon does. The daemon is told the latter (``_host``).
 
 Messages are pickled tuples (the socket is a private socketpair with the daemon):
 daemon -> spawner: ``("path", sys_path)``, ``("spawn", id, argv, cwd, env, flags, pre_exec,
-args)`` with three fds, ``("signal", id, signum)``;
+args, share_key)`` with three fds, ``("signal", id, signum)``;
 spawner -> daemon: ``("started", id, init_pid, command_pid, mode)``,
 ``("failed", id, errno, message)``,
-``("status", id, wait_status)`` (from the init: the command's own status),
-``("exited", id, wait_status)`` (the init is reaped: nothing of the call is left).
+``("status", id, wait_status)`` (from a subreaper init: the command's own status),
+``("exited", id, wait_status)`` (the call's first process is reaped: nothing of it is left).
+A helper speaks the same protocol with the spawner, which relays its replies as they are.
 """
+
+from __future__ import annotations
 
 import array
 import contextlib
@@ -53,6 +63,16 @@ _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
 _KILL_ALL = signal.SIGUSR1  # to an init: kill every process of the call now, then exit
 _SWEEP_S = 0.5
 _DEFAULT_SIGNALS = tuple(signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP})
+# What this process ignores (``main``, and Python's own SIGPIPE/SIGXFSZ): an ignored signal
+# stays ignored across exec, so a command gets these back to their defaults. Handled ones
+# are reset by exec itself.
+_IGNORED_HERE = (
+    signal.SIGINT,
+    signal.SIGTERM,
+    signal.SIGHUP,
+    signal.SIGPIPE,
+    *((signal.SIGXFSZ,) if hasattr(signal, "SIGXFSZ") else ()),
+)
 
 _linux = sys.platform.startswith("linux")
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -108,13 +128,55 @@ def _send(sock: socket.socket, message: tuple[Any, ...]) -> None:
 
 
 class Spawner:
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, nested: bool = False) -> None:
         self.sock = sock
-        self.pid = os.getpid()
-        self.calls: dict[int, int] = {}  # init pid -> call id
-        # report pipe -> (call id, init pid, what it said so far): inits still starting
+        # Our pid as /proc (the daemon's) and the daemon number it: inside our own PID
+        # namespace getpid() is 1, and every pid we get from clone/waitpid is numbered there.
+        self.host_pid = int(os.readlink("/proc/self")) if _linux else os.getpid()
+        self.nested = nested
+        self.calls: dict[int, int] = {}  # pid (our numbering) -> call id
+        self.hosts: dict[int, int] = {}  # pid (our numbering) -> pid as the daemon sees it
+        # A SIGTERM/SIGINT/... replaced by SIGKILL for a command that had no handler for it
+        # (``send_signal``): reported as that signal, which would have ended it the same way.
+        self.substituted: dict[int, int] = {}
+        # report pipe -> (call id, pid, what it said so far): calls still starting
         self.pending: dict[int, tuple[int, int, bytearray]] = {}
-        self.mode = ""  # "pidns", "userns+pidns" or "subreaper"/"group", found on first use
+        self.mode = "pidns" if nested else ""  # or "userns+pidns", "subreaper", "group"
+        # Set-ups shared by many calls (``shared`` spawns: the sandbox), each done once in
+        # a helper (``_Helper``), which then starts those calls as we start ours.
+        self.helpers: dict[Any, _Helper] = {}
+        self.delegated: dict[int, _Helper] = {}  # call id -> the helper that runs it
+        self.applied = False  # we are a helper: the set-up is done, requests' is ignored
+        # The environment of the last request that carried one (requests carry None when
+        # theirs is the same), and how many have come: a helper is sent a request as it
+        # came only if it has seen the same environment.
+        self.env: dict[str, str] = {}
+        self.env_version = 0
+        self.own_pidns = -1  # our PID namespace, to return to after each unshare(2)
+        self.home = -1  # our working directory, to return to after each chdir
+        if nested and _can_return_to_own_pidns():
+            self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+            self.home = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
+
+    @property
+    def direct(self) -> bool:
+        """Whether the command is itself pid 1 of its namespace (no init of ours)."""
+        return self.mode in ("pidns", "userns+pidns")
+
+    def _host(self, pid: int) -> int:
+        """The daemon's number for our child ``pid`` (its pidfd's fdinfo is written in
+        /proc's namespace, the daemon's)."""
+        if not self.nested:
+            return pid
+        fd = os.pidfd_open(pid)
+        try:
+            with open(f"/proc/self/fdinfo/{fd}", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pid:"):
+                        return int(line.split()[1])
+        finally:
+            os.close(fd)
+        raise OSError(3, "no such process")
 
     # ---------------------------------------------------------------- namespaces
 
@@ -131,6 +193,8 @@ class Spawner:
         forced = os.environ.get("STDIO_EXECUTOR_CONTAINMENT", "")
         if forced in ("subreaper", "group"):
             return forced
+        if forced == "userns":  # what an unprivileged spawner gets (tests use it as root)
+            return "userns+pidns"
         for mode, flags in (
             ("pidns", CLONE_NEWPID),
             ("userns+pidns", CLONE_NEWUSER | CLONE_NEWPID),
@@ -157,9 +221,19 @@ class Spawner:
         pre_exec: Callable[..., None] | None,
         args: tuple[Any, ...],
         fds: list[int],
+        share_key: Any = None,
+        raw: bytes = b"",
     ) -> None:
+        if self.applied:
+            pre_exec, extra_flags, share_key = None, 0, None
+        if share_key is not None and self.own_pidns >= 0 and pre_exec and not extra_flags:
+            self._delegate(call_id, (pre_exec, share_key), pre_exec, args, fds, raw)
+            return
+        flags = self._base_flags() | extra_flags
+        if self.own_pidns >= 0 and pre_exec is None and not extra_flags:
+            self._spawn_in_place(call_id, argv, cwd, env, fds)
+            return
         try:
-            flags = self._base_flags() | extra_flags
             err_r, err_w = os.pipe()
             go_r, go_w = os.pipe() if flags & CLONE_NEWUSER else (-1, -1)
             pid = _clone(flags)
@@ -177,13 +251,18 @@ class Spawner:
                     os.close(go_w)
                     os.read(go_r, 1)
                     os.close(go_r)
-                self._init(call_id, argv, cwd, env, flags, pre_exec, args, fds, err_w)
+                if flags & CLONE_NEWPID:
+                    _exec(self.host_pid, argv, cwd, env, pre_exec, args, fds, err_w)
+                else:
+                    self._init(call_id, argv, cwd, env, flags, pre_exec, args, fds, err_w)
             finally:
                 os._exit(127)
         os.close(err_w)
         for fd in fds:
             os.close(fd)
         self.calls[pid] = call_id
+        with contextlib.suppress(OSError):  # our unreaped child: it cannot fail
+            self.hosts[pid] = self._host(pid)
         os.set_blocking(err_r, False)
         if go_r >= 0:
             os.close(go_r)
@@ -201,6 +280,157 @@ class Spawner:
         # calls, the command's exec) takes milliseconds, and the next call's clone need not
         # wait behind it. ``_check`` reports the call once the pipe reaches EOF.
         self.pending[err_r] = (call_id, pid, bytearray())
+
+    def _delegate(
+        self,
+        call_id: int,
+        key: Any,
+        pre_exec: Callable[..., None],
+        args: tuple[Any, ...],
+        fds: list[int],
+        raw: bytes,
+    ) -> None:
+        """A call whose set-up many calls share: handed, as it came, to the helper that has
+        done that set-up (made on first use)."""
+        try:
+            helper = self.helpers.get(key)
+            if helper is None:
+                helper = self._new_helper(key, pre_exec, args)
+            if helper.env_version != self.env_version:
+                message = pickle.loads(raw)
+                if message[4] is None:  # "the same as the last": not the last it saw
+                    raw = pickle.dumps((*message[:4], self.env, *message[5:]))
+                helper.env_version = self.env_version
+            socket.send_fds(helper.sock, [raw], fds)
+        except OSError as exc:
+            _send(self.sock, ("failed", call_id, exc.errno or 1, _describe(exc)))
+            return
+        finally:
+            for fd in fds:
+                os.close(fd)
+        helper.calls.add(call_id)
+        self.delegated[call_id] = helper
+
+    def _new_helper(
+        self, key: Any, pre_exec: Callable[..., None], args: tuple[Any, ...]
+    ) -> _Helper:
+        """Fork a helper that runs ``pre_exec(*args)`` once and then serves spawns as we do
+        (``_helper_main``). Waits for it to be ready: once per distinct set-up."""
+        for old_key, old in list(self.helpers.items()):
+            if len(self.helpers) < _MAX_HELPERS:
+                break
+            if not old.calls:  # idle: its EOF ends it
+                old.sock.close()
+                del self.helpers[old_key]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        err_r, err_w = os.pipe()
+        try:
+            pid = _clone(0)
+        except OSError:
+            for end in (ours, theirs):
+                end.close()
+            for fd in (err_r, err_w):
+                os.close(fd)
+            raise
+        if pid == 0:
+            try:
+                ours.close()
+                os.close(err_r)
+                _helper_main(self, theirs, err_w, pre_exec, args)
+            finally:
+                os._exit(127)
+        theirs.close()
+        os.close(err_w)
+        report = bytearray()
+        while chunk := _read_retrying(err_r):
+            report += chunk
+        os.close(err_r)
+        if report:
+            ours.close()
+            errno, _, message = report.decode(errors="replace").partition(":")
+            raise OSError(int(errno or 1), message)
+        helper = _Helper(ours)
+        self.helpers[key] = helper
+        return helper
+
+    def _from_helper(self, helper: _Helper) -> None:
+        """Relay what a helper says about its calls to the daemon, as it said it."""
+        while True:
+            try:
+                data = helper.sock.recv(65536, socket.MSG_DONTWAIT)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data = b""
+            if not data:
+                # Gone (it never is while we live): its calls died with it, pid 1 of their
+                # namespaces' parent.
+                for call_id in helper.calls:
+                    self.delegated.pop(call_id, None)
+                    _send(self.sock, ("exited", call_id, signal.SIGKILL))
+                helper.calls.clear()
+                helper.sock.close()
+                for key, known in list(self.helpers.items()):
+                    if known is helper:
+                        del self.helpers[key]
+                return
+            kind, call_id, *_ = pickle.loads(data)
+            if kind in ("failed", "exited"):
+                helper.calls.discard(call_id)
+                self.delegated.pop(call_id, None)
+            with contextlib.suppress(OSError):
+                self.sock.send(data)
+
+    def _spawn_in_place(
+        self, call_id: int, argv: list[str], cwd: str | None, env: dict[str, str], fds: list[int]
+    ) -> None:
+        """The command itself as pid 1 of a new PID namespace, started with ``posix_spawn``
+        (vfork: no copy of this interpreter, no Python in the child): ``unshare(2)`` makes
+        our next child the first of a new namespace, and ``setns(2)`` back to ours undoes it
+        for the one after. Nothing of ours runs in the child, so it has no parent-death
+        signal: it is inside our own namespace (``main``), and when we die the kernel kills
+        that namespace with every one nested in it."""
+        pid = 0
+        try:
+            if cwd:
+                os.chdir(cwd)
+            try:
+                path = _which(argv[0], env)  # after chdir: PATH may hold relative entries
+                if _libc.unshare(CLONE_NEWPID) != 0:
+                    errno = ctypes.get_errno()
+                    raise OSError(errno, f"unshare: {os.strerror(errno)}")
+                try:
+                    pid = os.posix_spawn(
+                        path,
+                        argv,
+                        env,
+                        file_actions=[
+                            (os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(fds)
+                        ],
+                        setsid=True,
+                        setsigdef=_IGNORED_HERE,
+                        setsigmask=(),
+                    )
+                finally:
+                    if _libc.setns(self.own_pidns, CLONE_NEWPID) != 0:  # pragma: no cover
+                        # Stuck with a used namespace for our children: every later spawn
+                        # would fail. Go; the daemon starts a new spawner.
+                        os._exit(70)
+            finally:
+                if cwd:
+                    os.fchdir(self.home)
+            self.calls[pid] = call_id
+            host = self._host(pid)
+        except OSError as exc:
+            if pid:
+                os.kill(pid, signal.SIGKILL)  # reaped by ``reap``, reported as failed
+            _send(self.sock, ("failed", call_id, exc.errno or 1, _describe(exc)))
+            return
+        finally:
+            for fd in fds:
+                os.close(fd)
+        self.hosts[pid] = host
+        _send(self.sock, ("started", call_id, host, host, self.mode))
 
     def _check(self, err_r: int, block: bool = False) -> None:
         """Read an init's report pipe; at EOF (the command exec'd, the pipe being
@@ -225,7 +455,11 @@ class Spawner:
             errno, _, message = report.decode(errors="replace").partition(":")
             _send(self.sock, ("failed", call_id, int(errno or 1), message))
         else:
-            _send(self.sock, ("started", call_id, pid, _command_pid(pid), self.mode))
+            if self.direct:
+                host = self.hosts.get(pid, pid)
+                _send(self.sock, ("started", call_id, host, host, self.mode))
+            else:
+                _send(self.sock, ("started", call_id, pid, _command_pid(pid), self.mode))
 
     def _init(
         self,
@@ -257,7 +491,7 @@ class Spawner:
             # Tied to the spawner: SIGKILL inside a namespace (the kernel then kills it
             # all); without one, a signal we handle so the descendants are killed first.
             _prctl(PR_SET_PDEATHSIG, signal.SIGKILL if in_pidns else _KILL_ALL)
-            if _linux and _ppid_outside() != self.pid:
+            if _linux and _ppid_outside() != self.host_pid:
                 return  # the spawner died before the line above: nobody wants this call
             os.setsid()
             if not in_pidns:
@@ -299,12 +533,41 @@ class Spawner:
     # ------------------------------------------------------------------- signals
 
     def send_signal(self, call_id: int, signum: int) -> None:
+        helper = self.delegated.get(call_id)
+        if helper is not None:
+            with contextlib.suppress(OSError):
+                helper.sock.send(pickle.dumps(("signal", call_id, signum)))
+            return
         for pid, cid in self.calls.items():
             if cid == call_id:
                 # Our unreaped child: the pid cannot have been recycled.
                 with contextlib.suppress(OSError):
-                    os.kill(pid, signum)
+                    if self.direct:
+                        self._signal_pid1(pid, signum)
+                    else:
+                        os.kill(pid, signum)  # an init: it forwards or kills all
                 return
+
+    def _signal_pid1(self, pid: int, signum: int) -> None:
+        """A signal for a call whose command is pid 1 of its namespace. The kernel drops a
+        signal sent to a namespace's pid 1 unless it has a handler for it (SIGKILL, sent
+        from outside, excepted). So: the signal goes to the command's process group (its
+        children, a shell's foreground job), which reaches the command too if it handles
+        it (a ``trap``); if it neither handles nor ignores it, it gets SIGKILL instead,
+        which is what the signal's default action would have done, and its status is
+        reported as that signal's. Its end takes the rest of the namespace with it."""
+        if signum == signal.SIGKILL:
+            self.substituted.pop(pid, None)
+            os.kill(pid, signal.SIGKILL)
+            return
+        if pid in self.substituted:
+            return  # already on its way out
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signum)  # its group id is its pid (a session of its own)
+        disposition = _disposition(self.hosts.get(pid, pid), signum)
+        if disposition == "default" and signum in _TERMINATING:
+            self.substituted[pid] = signum
+            os.kill(pid, signal.SIGKILL)
 
     def reap(self) -> None:
         while True:
@@ -315,6 +578,10 @@ class Spawner:
             if pid == 0:
                 return
             call_id = self.calls.pop(pid, None)
+            self.hosts.pop(pid, None)
+            replaced = self.substituted.pop(pid, None)
+            if replaced and os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL:
+                status = replaced  # the wait status of a process ended by that signal
             for err_r, (_, init, _) in list(self.pending.items()):
                 if init == pid:  # "started" (or "failed") before "exited"
                     self._check(err_r, block=True)
@@ -331,6 +598,8 @@ class Spawner:
 
     def shutdown(self) -> None:
         """The daemon is gone: every call goes, then we do."""
+        if self.nested:
+            os._exit(0)  # pid 1: the kernel kills our namespace, and every one inside it
         for pid in list(self.calls):
             with contextlib.suppress(OSError):
                 os.kill(pid, _KILL_ALL if self.mode in ("subreaper", "group") else signal.SIGKILL)
@@ -355,6 +624,7 @@ class Spawner:
         while True:
             try:
                 watched = [self.sock.fileno(), wake_r, *self.pending]
+                watched += [h.sock.fileno() for h in self.helpers.values()]
                 ready, _, _ = select.select(watched, [], [], _SWEEP_S)
             except InterruptedError:
                 continue
@@ -364,6 +634,9 @@ class Spawner:
             for err_r in ready:
                 if err_r in self.pending:
                     self._check(err_r)
+            for helper in list(self.helpers.values()):
+                if helper.sock.fileno() in ready:
+                    self._from_helper(helper)
             self.reap()
             if self.mode in ("subreaper", "group"):
                 self.sweep()
@@ -383,12 +656,106 @@ class Spawner:
             message = pickle.loads(data)
             kind = message[0]
             if kind == "spawn":
-                _, call_id, argv, cwd, env, flags, pre_exec, args = message
-                self.spawn(call_id, argv, cwd, env, flags, pre_exec, args, fds)
+                _, call_id, argv, cwd, env, flags, pre_exec, args, share_key = message
+                if env is None:  # the same as the last request's
+                    env = self.env
+                else:
+                    self.env, self.env_version = env, self.env_version + 1
+                self.spawn(call_id, argv, cwd, env, flags, pre_exec, args, fds, share_key, data)
             elif kind == "signal":
                 self.send_signal(message[1], message[2])
             elif kind == "path":
                 sys.path[:] = message[1]
+
+
+# Signals whose default action ends the process (the ones the daemon sends among them).
+_TERMINATING = frozenset(
+    {
+        signal.SIGTERM,
+        signal.SIGINT,
+        signal.SIGHUP,
+        signal.SIGQUIT,
+        signal.SIGUSR1,
+        signal.SIGUSR2,
+        signal.SIGPIPE,
+        signal.SIGALRM,
+    }
+)
+_MAX_HELPERS = 4  # distinct shared set-ups kept (a sandbox plan changes rarely)
+PR_SET_DUMPABLE = 4
+
+
+class _Helper:
+    """Our end of a helper's socket and the calls it runs."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.calls: set[int] = set()
+        self.env_version = 0  # of the last environment it was sent (0: none)
+
+
+def _read_retrying(fd: int) -> bytes:
+    while True:
+        try:
+            return os.read(fd, 4096)
+        except InterruptedError:
+            continue
+
+
+def _helper_main(
+    parent: Spawner,
+    sock: socket.socket,
+    err_w: int,
+    pre_exec: Callable[..., None],
+    args: tuple[Any, ...],
+) -> None:
+    """A clone of the spawner that applies a shared set-up (the sandbox's ``enter``: its
+    namespaces, mounts, seccomp filter and Landlock domain, all inherited by children)
+    once, and then starts each call as the spawner does (``_spawn_in_place``). It makes a
+    PID namespace after the set-up and lives as its pid 1 (the first process, forked
+    here, the one making it exits): created from inside the sandbox's user namespace, that
+    namespace is ours to nest each call's namespace in (``unshare``, and ``setns`` back),
+    and when the helper dies, everything it started dies too. It is not dumpable, so a
+    command in the same sandbox cannot read or trace it; its pid is not visible to them."""
+    try:
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if _ppid_outside() != parent.host_pid:
+            return
+        pre_exec(*args)
+        if _libc.unshare(CLONE_NEWPID) != 0:
+            errno = ctypes.get_errno()
+            raise OSError(errno, f"unshare(pid): {os.strerror(errno)}")
+        if os.fork() != 0:
+            os._exit(0)  # our child is pid 1 of the new namespace; it reparents to the spawner
+        # Wait for that (an orphan pid 1 goes to the spawner, the reaper of its namespace),
+        # then tie ourselves to the spawner.
+        while _ppid_outside() != parent.host_pid:
+            select.select([], [], [], 0.001)
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if _ppid_outside() != parent.host_pid:
+            return
+        _prctl(PR_SET_DUMPABLE, 0)
+        # Nothing of the spawner's stays open here (the daemon's socket, other helpers').
+        for fd in _open_fds():
+            if fd > 2 and fd not in (sock.fileno(), err_w):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        helper = Spawner(sock, nested=True)
+        helper.applied = True
+        if helper.own_pidns < 0:
+            raise OSError(1, "sandbox helper: cannot nest PID namespaces")
+    except BaseException as exc:
+        _report(err_w, exc)
+        return
+    os.close(err_w)
+    helper.run()
+
+
+def _open_fds() -> list[int]:
+    try:
+        return [int(fd) for fd in os.listdir("/proc/self/fd")]
+    except OSError:
+        return list(range(3, 256))
 
 
 def _which(name: str, env: dict[str, str]) -> str:
@@ -414,16 +781,81 @@ def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
     return data, list(fds)
 
 
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.strerror}: {exc.filename!r}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc) or type(exc).__name__
+
+
 def _report(err_w: int, exc: BaseException) -> None:
     errno = getattr(exc, "errno", None) or 1
-    if isinstance(exc, OSError) and exc.filename is not None:
-        text = f"{exc.strerror}: {exc.filename!r}"
-    elif isinstance(exc, OSError) and exc.strerror:
-        text = exc.strerror
-    else:
-        text = str(exc) or type(exc).__name__
     with contextlib.suppress(OSError):
-        os.write(err_w, f"{errno}:{text}".encode())
+        os.write(err_w, f"{errno}:{_describe(exc)}".encode())
+
+
+def _exec(
+    spawner: int,
+    argv: list[str],
+    cwd: str | None,
+    env: dict[str, str],
+    pre_exec: Callable[..., None] | None,
+    args: tuple[Any, ...],
+    fds: list[int],
+    err_w: int,
+) -> None:
+    """In a clone of the spawner, pid 1 of the call's new namespaces: set up and become
+    the command (``execve``), so the command is pid 1 and no init of ours stays behind.
+    On success ``err_w`` (close-on-exec) reaches EOF; on failure it carries why."""
+    try:
+        # Tied to the spawner (the namespace dies with its pid 1). Set before the check
+        # below, so a spawner that died in between is still seen.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if _linux and _ppid_outside() != spawner:
+            return  # the spawner died before the line above: nobody wants this call
+        os.setsid()  # a session and group of its own: the group id is its pid
+        if cwd:
+            os.chdir(cwd)
+        if pre_exec is not None:
+            pre_exec(*args)
+        path = _which(argv[0], env)
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)  # inheritable; every other fd of ours is close-on-exec
+        for sig in _IGNORED_HERE:  # ignored stays ignored across exec; handled does not
+            signal.signal(sig, signal.SIG_DFL)
+        os.execve(path, argv, env)
+    except BaseException as exc:
+        _report(err_w, exc)
+
+
+def _disposition(pid: int, signum: int) -> str:
+    """What ``pid`` does with ``signum``: "caught" (a handler), "ignored", or "default"
+    (``SigCgt`` and ``SigIgn`` in its status)."""
+    bit = 1 << (signum - 1)
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"SigIgn:") and int(line.split()[1], 16) & bit:
+                    return "ignored"
+                if line.startswith(b"SigCgt:"):
+                    return "caught" if int(line.split()[1], 16) & bit else "default"
+    except (OSError, ValueError, IndexError):
+        pass
+    return "default"
+
+
+def _can_return_to_own_pidns() -> bool:
+    """Whether ``setns(2)`` into our own PID namespace is allowed (the check it makes is
+    the one the way back from each ``unshare`` needs); tried before any unshare."""
+    try:
+        fd = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return bool(_libc.setns(fd, CLONE_NEWPID) == 0)
+    finally:
+        os.close(fd)
 
 
 def _command_pid(init: int) -> int:
@@ -511,7 +943,37 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
     os.close(devnull)
-    Spawner(sock).run()
+    nested = _enter_own_pidns(sock)
+    Spawner(sock, nested).run()
+
+
+def _enter_own_pidns(sock: socket.socket) -> bool:
+    """Where PID namespaces are ours to make (root), the spawner runs as pid 1 of one of
+    its own, and every call's namespace is nested in it: when the spawner dies, however
+    it dies (the daemon SIGKILLed, or it alone), the kernel kills its whole namespace,
+    nested ones included. This process forks that spawner, waits for it and exits with it
+    (it keeps no copy of the socket, so the daemon sees EOF when the spawner goes)."""
+    forced = os.environ.get("STDIO_EXECUTOR_CONTAINMENT", "")
+    if not _linux or forced in ("subreaper", "group", "userns"):
+        return False
+    if _libc.unshare(CLONE_NEWPID) != 0:
+        return False  # not privileged: each call gets a user + PID namespace instead
+    outer = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        # Tied to the outer process, itself tied to the daemon.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if _ppid_outside() != outer:
+            os._exit(0)
+        return True
+    sock.close()
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+    os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 
 
 if __name__ == "__main__":

@@ -15,11 +15,12 @@ Exit codes: 0 stdin reached EOF and every result was written; 1 internal error;
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
@@ -27,8 +28,8 @@ from . import __version__
 if TYPE_CHECKING:
     from .config import Config
     from .journal import Journal
-    from .permissions.gate import Gate
     from .permissions.settings import Settings
+    from .permissions.settings_gate import SettingsGate
     from .sandbox.plan import Sandbox
     from .tools.catalog import ToolRegistry
     from .tools.host import HostBridge
@@ -68,7 +69,8 @@ environment:
   STDIO_EXECUTOR_KILL_GRACE  seconds a stopped Bash process group gets between SIGTERM and
                              SIGKILL (default 1.0)
   STDIO_EXECUTOR_CONTAINMENT subreaper: contain children without PID namespaces even where
-                             the kernel has them (docs/sandbox.md; for testing)
+                             the kernel has them; userns: as an unprivileged daemon does, a
+                             user + PID namespace per call (docs/sandbox.md; for testing)
   MCP_TIMEOUT                milliseconds an MCP server gets to start (default 30000)
   MCP_TOOL_TIMEOUT           milliseconds one MCP tool call may take (default 600000)
   TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
@@ -112,13 +114,22 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+class _UsageFormatter(argparse.HelpFormatter):
+    """The daemon's fast path shows only ``_USAGE`` (in an error), which is written out
+    already: a fixed width spares argparse asking the terminal for one each time it builds
+    a formatter (once per option), which imports shutil (~3 ms before ``ready``)."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=100)
+
+
 def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
     """The whole command line: the daemon's options, then the subcommands (left out on the
     daemon's fast path, see ``_parse``). Helpers adding a daemon option add it to ``d``, the
     group --help lists as the daemon's."""
     from .config import DEFAULT_MAX_LINE_BYTES  # after the dependency check: needs msgspec
 
-    formatter: type[argparse.HelpFormatter] = argparse.HelpFormatter  # only usage is shown
+    formatter: type[argparse.HelpFormatter] = _UsageFormatter  # only usage is shown
     if subcommands:
         from .commands import HelpFormatter
 
@@ -288,6 +299,19 @@ def _missing_dependencies() -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # Start-up allocates what lives as long as the process (modules, classes, tables): the
+    # cyclic collector's passes over it find nothing and cost ~4 ms before `ready` and ~5 ms
+    # more before the first result. Off until the daemon is first idle (_gc_after_start-up).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _main(argv, collecting)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _main(argv: Sequence[str] | None, collecting: bool) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     missing = _missing_dependencies()
     if missing:
@@ -298,6 +322,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     parser, args = _parse(args_list)
     if args.subcommand is not None:
+        if collecting:
+            gc.enable()
         from .commands import run
 
         return run(parser, args)
@@ -329,10 +355,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv=tuple(args_list),
         sandbox=args.sandbox,
     )
-    return _serve(config)
+    return _serve(config, collecting)
 
 
-def _serve(config: Config) -> int:
+def _serve(config: Config, collecting: bool = True) -> int:
     from .runtime.fds import claim_stdio
     from .tools.catalog import ToolRegistry, builtin_specs
 
@@ -369,13 +395,6 @@ def _serve(config: Config) -> int:
     except OSError as exc:
         log.error("cannot write the ready line: %s", exc)
         return 3
-    # Pay the tool modules' load while the host is still busy with
-    # `ready`, not on the first tool call.
-    threading.Thread(target=_warm, args=(registry,), name="warm-up", daemon=True).start()
-    if sandbox is not None and sandbox.active:
-        # The namespace holder and the proxy, off the first call's path.
-        threading.Thread(target=_prepare, args=(sandbox,), name="sandbox", daemon=True).start()
-
     import anyio
 
     from .processes import ProcessRegistry, watch_parent_death
@@ -384,9 +403,6 @@ def _serve(config: Config) -> int:
 
     watch_parent_death()
     processes = ProcessRegistry()
-    # From the main thread, which lives as long as we do: the spawner's parent-death signal
-    # is tied to the thread that started it.
-    processes.start()
     session = Session(
         workspace=config.workspace,
         spill_dir=config.spill_dir,
@@ -395,6 +411,19 @@ def _serve(config: Config) -> int:
         sandbox=sandbox if sandbox is not None and sandbox.active else None,
     )
     gate = _gate(config, permission_settings, session)
+    # Work nothing waits for yet, done when the loop is first idle: the host's first call
+    # is usually in the pipe by then and goes first (a new Python process and a thread
+    # holding the GIL took ~30 ms from it; bench/NOTES.md). Each is also done on demand: the
+    # first spawn starts the spawner, the first sandboxed call prepares the sandbox.
+    when_idle = [
+        lambda: _gc_after_startup(collecting),
+        # From the loop's thread, the main one, which lives as long as we do: the spawner's
+        # parent-death signal is tied to the thread that started it.
+        processes.start,
+        lambda: _thread(_warm, registry, gate),
+    ]
+    if sandbox is not None and sandbox.active:
+        when_idle.append(lambda: _thread(_prepare, sandbox))  # the namespace holder, the proxy
     daemon = Daemon(
         config,
         registry,
@@ -405,6 +434,7 @@ def _serve(config: Config) -> int:
         host=host,
         mcp_servers=mcp_servers,
         held_mcp_servers=held_mcp,
+        when_idle=when_idle,
     )
     try:
         return anyio.run(daemon.run)
@@ -668,7 +698,7 @@ def _sandbox(config: Config, settings: Settings | None) -> Sandbox | None:
         raise _BadSettings from None
 
 
-def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
+def _gate(config: Config, settings: Settings | None, session: Session) -> SettingsGate:
     from .permissions.settings import case_insensitive, load_settings
     from .permissions.settings_gate import build_gate
 
@@ -692,14 +722,29 @@ def _gate(config: Config, settings: Settings | None, session: Session) -> Gate:
         hidden = gate.policy.hidden_files(tool)
         if hidden is not None:
             session.hidden[tool] = hidden
-    threading.Thread(target=gate.warm, name="warm-permissions", daemon=True).start()
     return gate
 
 
-def _warm(registry: ToolRegistry) -> None:
+def _gc_after_startup(collecting: bool) -> None:
+    """Start-up's objects (every module, class and table) move to the collector's permanent
+    generation, out of every later pass; then collection resumes (see ``main``)."""
+    gc.freeze()
+    if collecting:
+        gc.enable()
+
+
+def _thread(target: Callable[..., None], *args: object) -> None:
+    threading.Thread(target=target, args=args, name=target.__name__, daemon=True).start()
+
+
+def _warm(registry: ToolRegistry, gate: SettingsGate) -> None:
+    """Load the tool modules (and what the permission checks will need) ahead of their
+    first calls."""
     try:
         registry.warm()
         from .tools import inputs, validation  # noqa: F401
+
+        gate.warm()
     except Exception:  # pragma: no cover - the first real call reports the problem
         log.debug("warm-up failed", exc_info=True)
 

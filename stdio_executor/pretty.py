@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from .display import visible
 from .timeline import input_summary
 
 __all__ = ["Line", "Running", "Stream", "run"]
@@ -52,6 +53,9 @@ class Line:
     parts: list[tuple[str, str]]
     progress: bool = False  # the live view shows progress in its running lines instead
 
+    def __post_init__(self) -> None:
+        self.parts = [(visible(text), style) for text, style in self.parts]
+
     @property
     def text(self) -> str:
         return "".join(text for text, _ in self.parts)
@@ -69,6 +73,10 @@ class Running:
     output_bytes: int = 0
     last_output: str = ""
     asking: str | None = None  # the permission request it waits for
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # Everything shown of a running call comes from events: made visible once, here.
+        super().__setattr__(name, visible(value) if isinstance(value, str) else value)
 
 
 def _short(text: str, width: int = _WIDTH) -> str:

@@ -9,13 +9,14 @@ Must not: decide *when* to stop a process (the executor core does), read its out
 decide sandbox policy (``stdio_executor.sandbox`` does, through a ``ChildSetup``).
 
 Containment (docs/sandbox.md says which layer holds where). Every child is started by the
-spawner (``_spawner.py``), a small process the daemon starts once. Each call gets an
-*init*: pid 1 of a PID namespace of its own where the kernel allows it (root, or an
-unprivileged user namespace), else a child subreaper. When the call's command exits, its
-init exits and the kernel SIGKILLs everything left in the namespace: whatever the command
-did to escape (``setsid``, double fork, ``nohup``, ignoring SIGTERM) it cannot leave the
-namespace. The spawner carries a parent-death signal tied to the daemon, each init one
-tied to the spawner, so a daemon that dies in any way (SIGKILL included) takes every call
+spawner (``_spawner.py``), a small process the daemon starts once. Each call's command is
+pid 1 of a PID namespace of its own where the kernel allows it (root, or an unprivileged
+user namespace), else it runs under an init that is a child subreaper. When the command
+exits, the kernel SIGKILLs everything left in its namespace: whatever it did to escape
+(``setsid``, double fork, ``nohup``, ignoring SIGTERM) it cannot leave the namespace. The
+spawner carries a parent-death signal tied to the daemon, and every call's namespace is
+nested in the spawner's own (or, unprivileged, each command has a parent-death signal tied
+to the spawner), so a daemon that dies in any way (SIGKILL included) takes every call
 down; a daemon that exits closes the spawner's socket, which does the same.
 
 Why not process groups, as before: a group id is a pid, and pids are recycled (32,768 of
@@ -35,15 +36,19 @@ from the sandbox; ``None`` means no sandbox, only containment. A plan adds:
   starts is inside them. With ``CLONE_NEWUSER`` among them, the spawner writes the one-line
   uid/gid maps (the daemon's own ids mapped to themselves, ``setgroups`` denied) before the
   init goes on, so the command keeps the user's identity.
-- ``pre_exec(*pre_exec_args)``: runs in the call's init, inside the new namespaces, after
-  ``setsid`` and ``chdir``, immediately before the init starts the command; so what it sets
-  must be inherited across fork and exec (a Landlock domain, mounts, ``NO_NEW_PRIVS``,
-  rlimits, a seccomp filter), and it must not exec itself. The init is a forked child of
-  the spawner: system calls only (``ctypes`` Landlock, mounts, ``prctl``), no locks, no
+- ``pre_exec(*pre_exec_args)``: runs in a forked child of the spawner, inside the new
+  namespaces, before the command is started (after ``setsid`` and ``chdir`` when the child
+  then ``exec``s it); so what it sets must be inherited across fork and exec (a Landlock
+  domain, mounts, ``NO_NEW_PRIVS``, rlimits, a seccomp filter), and it must not exec
+  itself. System calls only (``ctypes`` Landlock, mounts, ``prctl``), no locks, no
   threads, no imports, no logging. It must be a module-level function (pickled by
   reference, imported in the spawner, whose ``sys.path`` is the daemon's) and its
   arguments plain picklable data. If it raises, the spawn fails with ``OSError`` carrying
   its message, and the command never runs.
+- ``share_key``: when not None, ``pre_exec`` may serve every call with the same key (it
+  sets nothing about one call, nor the working directory): the spawner runs it once in a
+  *helper* that then starts each such command with ``posix_spawn``, which is much cheaper
+  than a fork per call. Which helper is found by ``(pre_exec, share_key)``.
 - ``argv_prefix``: prepended to the argv (e.g. ``bwrap ... --``); ``env``: merged over the
   child's environment.
 """
@@ -53,13 +58,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import os
-import pickle
 import signal
 import socket
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -86,6 +91,8 @@ DRAIN_AFTER_EXIT_S = 0.1
 KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
 # How long close() waits for the spawner to kill everything and exit.
 _CLOSE_WAIT_S = 3.0
+# How long a request waits for room in the spawner's socket before the spawner counts as lost.
+_SEND_WAIT_S = 10.0
 # Sent to the daemon when the thread that started it exits (Linux). Not SIGTERM: in a
 # multithreaded host that thread may exit while the host lives on, so the signal is only a
 # prompt to compare getppid() with the parent we had (``_watch_parent`` does).
@@ -103,6 +110,7 @@ class ChildSetup(msgspec.Struct, frozen=True):
     pre_exec_args: tuple[Any, ...] = ()
     argv_prefix: tuple[str, ...] = ()
     env: Mapping[str, str] = msgspec.field(default_factory=dict)
+    share_key: Hashable | None = None
 
 
 def watch_parent_death() -> None:
@@ -120,8 +128,9 @@ def watch_parent_death() -> None:
 
 
 class Child:
-    """One started call. ``pid`` is the command's, as we see it (it leads a process group
-    of its own; inside its namespace it is pid 2); ``init_pid`` its init's. ``returncode``
+    """One started call. ``pid`` is the command's, as we see it (it leads a session and a
+    process group of its own; inside its namespace it is pid 1); ``init_pid`` its init's
+    (the command's own, but under a subreaper init). ``returncode``
     is the command's exit status as ``subprocess`` gives it (negative: killed by that
     signal), set once nothing of the call is left."""
 
@@ -136,22 +145,43 @@ class Child:
         self.stdout: FdReceiveStream | None = None
         self.stderr: FdReceiveStream | None = None
         self._command_status: int | None = None
-        self._started = anyio.Event()
-        self._gone = anyio.Event()
+        self._started = asyncio.Event()
+        self._gone = asyncio.Event()
+        self._on_gone_callbacks: list[Callable[[], None]] = []
         self._failure: OSError | None = None
 
     def poll(self) -> int | None:
         return self.returncode
 
+    @property
+    def failure(self) -> OSError | None:
+        """Why it could not be started (``spawn_group(..., wait_started=False)``)."""
+        return self._failure
+
+    @property
+    def gone(self) -> bool:
+        return self._gone.is_set()
+
+    def _when_gone(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (on the loop) once the call is gone, or now if it is."""
+        if self._gone.is_set():
+            callback()
+        else:
+            self._on_gone_callbacks.append(callback)
+
+    def _not_when_gone(self, callback: Callable[[], None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._on_gone_callbacks.remove(callback)
+
     async def wait(self) -> int:
+        """The exit status; -1 for a call that never started (``failure``)."""
         await self._gone.wait()
-        assert self.returncode is not None
-        return self.returncode
+        return self.returncode if self.returncode is not None else -1
 
     def send_signal(self, signum: int) -> None:
-        """To the call: the init forwards SIGTERM/SIGINT/SIGHUP to every process of it;
-        SIGKILL ends the init and with it the call."""
-        if self.returncode is None:
+        """To the call (``_spawner.Spawner.send_signal`` says how it is delivered to a
+        pid-1 command); SIGKILL ends the command and with it the call."""
+        if not self._gone.is_set():
             self._registry._send(("signal", self.call_id, signum))
 
     def terminate(self) -> None:
@@ -174,7 +204,13 @@ class Child:
     def _on_failed(self, errno: int, message: str) -> None:
         self._failure = OSError(errno, message)
         self._started.set()
+        self._set_gone()
+
+    def _set_gone(self) -> None:
         self._gone.set()
+        callbacks, self._on_gone_callbacks = self._on_gone_callbacks, []
+        for callback in callbacks:
+            callback()
 
     def _on_status(self, status: int) -> None:
         self._command_status = status
@@ -186,7 +222,7 @@ class Child:
             status = self._command_status
         self.returncode = os.waitstatus_to_exitcode(status) if status is not None else -9
         self._started.set()
-        self._gone.set()
+        self._set_gone()
 
 
 class ProcessRegistry:
@@ -198,6 +234,7 @@ class ProcessRegistry:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._children: dict[int, Child] = {}
         self._next_id = 0
+        self._env_sent: dict[str, str] | None = None  # the spawner has it (None: nothing)
 
     @property
     def live(self) -> frozenset[Child]:
@@ -224,6 +261,7 @@ class ProcessRegistry:
         finally:
             theirs.close()
         self._sock = ours
+        self._env_sent = None
         self._send(("path", list(sys.path)))
 
     def kill_all(self, sig: int = signal.SIGKILL) -> None:
@@ -249,15 +287,30 @@ class ProcessRegistry:
     def _send(self, message: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
         if self._sock is None:
             return
+        import pickle  # with the spawner (started when the daemon is first idle)
+
         data = pickle.dumps(message)
         try:
-            if fds:
-                socket.send_fds(self._sock, [data], list(fds))
-            else:
-                self._sock.send(data)
+            try:
+                self._send_now(data, fds)
+            except BlockingIOError:
+                # The spawner is busy (a burst of spawns, a sandbox helper being set up):
+                # wait for room rather than call it lost. It reads as soon as it is free.
+                self._sock.settimeout(_SEND_WAIT_S)
+                try:
+                    self._send_now(data, fds)
+                finally:
+                    self._sock.setblocking(False)
         except OSError as exc:
             log.error("the process spawner is gone (%s)", exc)
             self._lost()
+
+    def _send_now(self, data: bytes, fds: Sequence[int]) -> None:
+        assert self._sock is not None
+        if fds:
+            socket.send_fds(self._sock, [data], list(fds))
+        else:
+            self._sock.send(data)
 
     def _listen(self) -> None:
         loop = asyncio.get_running_loop()
@@ -269,6 +322,8 @@ class ProcessRegistry:
         self._loop = loop
 
     def _on_readable(self) -> None:
+        import pickle  # loaded by _send already: the spawner was sent its path first
+
         while self._sock is not None:
             try:
                 data = self._sock.recv(65536)
@@ -301,7 +356,8 @@ class ProcessRegistry:
         self._detach()
         if self._spawner is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
-                self._spawner.wait(timeout=1)
+                code = self._spawner.wait(timeout=1)
+                log.error("the process spawner's exit status: %s", code)
             self._spawner = None
         for child in list(self._children.values()):
             if child._started.is_set():
@@ -354,6 +410,7 @@ async def spawn_group(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     setup: ChildSetup | None = None,
+    wait_started: bool = True,
 ) -> Child:
     """Start a contained child (module docstring) and return its handle.
 
@@ -365,47 +422,23 @@ async def spawn_group(
 
     Shielded: a cancel landing mid-spawn would leave a started child without a handle.
     The cancel takes effect at the caller's next await instead, inside ``supervised``.
+
+    With ``wait_started=False`` it returns as soon as the request is sent (no await, one
+    loop wake-up less per call): a failure to start then shows as the handle's
+    ``failure`` once it is gone (``wait``), and ``pid`` is 0 until the start is reported.
+    Only for children whose output goes to fds of the caller's (no ``PIPE``).
     """
     argv = list(argv)
     full_env = dict(os.environ if env is None else env)
-    flags, pre_exec, pre_args = 0, None, ()
     if setup is not None:
         argv = [*setup.argv_prefix, *argv]
         full_env.update(setup.env)
-        flags, pre_exec, pre_args = setup.unshare_flags, setup.pre_exec, setup.pre_exec_args
+    if not wait_started:
+        if subprocess.PIPE in (stdin, stdout, stderr):
+            raise ValueError("wait_started=False is for children without pipes of ours")
+        return _request(registry, argv, stdin, stdout, stderr, cwd, full_env, setup)[0]
     with anyio.CancelScope(shield=True):
-        registry.start()
-        registry._listen()
-        opened: list[int] = []
-        ends: list[int | None] = []
-        fds: list[int] = []
-        try:
-            for spec, inherit, reading in ((stdin, 0, True), (stdout, 1, False)):
-                fd, end, close = _child_end(spec, inherit, reading)
-                fds.append(fd)
-                ends.append(end)
-                if close:
-                    opened.append(fd)
-            if stderr == subprocess.STDOUT:
-                fds.append(fds[1])
-                ends.append(None)
-            else:
-                fd, end, close = _child_end(stderr, 2, False)
-                fds.append(fd)
-                ends.append(end)
-                if close:
-                    opened.append(fd)
-            child = registry._new_child()
-            message = ("spawn", child.call_id, argv, cwd, full_env, flags, pre_exec, pre_args)
-            registry._send(message, fds)
-        except BaseException:
-            for end in ends:
-                if end is not None:
-                    os.close(end)
-            raise
-        finally:
-            for fd in opened:
-                os.close(fd)
+        child, ends = _request(registry, argv, stdin, stdout, stderr, cwd, full_env, setup)
         await child._started.wait()
         if child._failure is not None:
             for end in ends:
@@ -421,14 +454,78 @@ async def spawn_group(
     return child
 
 
+def _request(
+    registry: ProcessRegistry,
+    argv: list[str],
+    stdin: _Fd,
+    stdout: _Fd,
+    stderr: _Fd,
+    cwd: str | None,
+    full_env: dict[str, str],
+    setup: ChildSetup | None,
+) -> tuple[Child, list[int | None]]:
+    """Send the spawn request; the new handle and our ends of its pipes."""
+    flags, pre_exec, pre_args, share_key = 0, None, (), None
+    if setup is not None:
+        flags, pre_exec, pre_args = setup.unshare_flags, setup.pre_exec, setup.pre_exec_args
+        share_key = setup.share_key
+    registry.start()
+    registry._listen()
+    opened: list[int] = []
+    ends: list[int | None] = []
+    fds: list[int] = []
+    try:
+        for spec, inherit, reading in ((stdin, 0, True), (stdout, 1, False)):
+            fd, end, close = _child_end(spec, inherit, reading)
+            fds.append(fd)
+            ends.append(end)
+            if close:
+                opened.append(fd)
+        if stderr == subprocess.STDOUT:
+            fds.append(fds[1])
+            ends.append(None)
+        else:
+            fd, end, close = _child_end(stderr, 2, False)
+            fds.append(fd)
+            ends.append(end)
+            if close:
+                opened.append(fd)
+        child = registry._new_child()
+        # The environment only when it differs from the last one sent (it is ~4 KB, the
+        # bulk of the request; usually the same for every call of a session).
+        same_env = full_env == registry._env_sent
+        registry._env_sent = full_env
+        message = (
+            "spawn",
+            child.call_id,
+            argv,
+            cwd,
+            None if same_env else full_env,
+            flags,
+            pre_exec,
+            pre_args,
+            share_key,
+        )
+        registry._send(message, fds)
+    except BaseException:
+        for end in ends:
+            if end is not None:
+                os.close(end)
+        raise
+    finally:
+        for fd in opened:
+            os.close(fd)
+    return child, ends
+
+
 async def stop_group(process: Child) -> None:
     """SIGTERM the call, wait a bounded time, SIGKILL it, wait until it is gone."""
-    if process.returncode is not None:
+    if process.gone:
         return
     process.send_signal(signal.SIGTERM)
     with anyio.move_on_after(KILL_GRACE_S):
         await process.wait()
-    if process.returncode is None:
+    if not process.gone:
         process.send_signal(signal.SIGKILL)
     with anyio.move_on_after(KILL_GRACE_S):
         await process.wait()
@@ -446,30 +543,41 @@ async def supervised(process: Child, registry: ProcessRegistry) -> AsyncIterator
             await stop_group(process)
         raise
     finally:
-        with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
-            await process.aclose()
+        if process.stdin or process.stdout or process.stderr:
+            with anyio.CancelScope(shield=True), contextlib.suppress(OSError):
+                await process.aclose()
 
 
-async def read_until_exit(process: Child, read: Callable[[], Awaitable[None]]) -> None:
-    """Run ``read`` (which reads the child's pipes to EOF) until the child is gone.
+async def read_until_exit(
+    process: Child, read: Callable[[], Awaitable[None]], deadline: float = math.inf
+) -> bool:
+    """Run ``read`` (which reads the child's pipes to EOF) until the child is gone, or
+    until ``deadline`` (loop time); True if the deadline passed first (the child may still
+    be running: the caller stops it).
 
     The call's processes die with it, so EOF follows; ``DRAIN_AFTER_EXIT_S`` bounds the
-    wait where it does not (a pipe handed to something outside the call).
+    wait where it does not (a pipe handed to something outside the call). ``read`` runs in
+    the caller's task, under one cancel scope (no task group per call: this is on every
+    Bash call's path); the child's end starts a timer that cancels it if EOF has not come
+    by then.
     """
-    async with anyio.create_task_group() as tg:
-        done = anyio.Event()
+    loop = asyncio.get_running_loop()
+    with anyio.CancelScope(deadline=deadline) as scope:
+        timer: asyncio.TimerHandle | None = None
 
-        async def reader() -> None:
-            try:
-                await read()
-            finally:
-                done.set()
+        def gone() -> None:
+            nonlocal timer
+            timer = loop.call_later(DRAIN_AFTER_EXIT_S, scope.cancel)
 
-        tg.start_soon(reader)
-        await process.wait()
-        with anyio.move_on_after(DRAIN_AFTER_EXIT_S):
-            await done.wait()
-        tg.cancel_scope.cancel("child exited")
+        process._when_gone(gone)
+        try:
+            await read()
+        finally:
+            process._not_when_gone(gone)
+            if timer is not None:
+                timer.cancel()
+        await process.wait()  # EOF came first (the deadline still holds)
+    return not process.gone
 
 
 class FdReceiveStream(anyio.abc.ByteReceiveStream):

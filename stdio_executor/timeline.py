@@ -25,9 +25,16 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from .display import visible
 from .journal import Session, last_session, read_sessions
 
 __all__ = ["Span", "input_summary", "render_svg", "run", "spans_of"]
+
+
+def _text(text: str) -> str:
+    """SVG text: XML forbids most control characters, and a tool's output may hold any."""
+    return escape(visible(text))
+
 
 STATUS_COLORS = {
     "success": "#2e9d57",
@@ -204,7 +211,7 @@ def render_svg(
         f'viewBox="0 0 {width} {height}" font-family="ui-monospace, Menlo, Consolas, monospace" '
         'font-size="12">',
         f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
-        f'<text x="12" y="20" font-size="14" font-weight="bold" fill="#222">{escape(title)}</text>',
+        f'<text x="12" y="20" font-size="14" font-weight="bold" fill="#222">{_text(title)}</text>',
     ]
     # Time axis and grid.
     step = _nice_step(duration)
@@ -244,8 +251,8 @@ def render_svg(
         if span.result is not None:
             details.append(f"result written {_fmt(span.result - t0)}")
         details.append(f"{len(span.progress)} progress events")
-        out.append(f"<g><title>{escape(chr(10).join(d for d in details if d))}</title>")
-        out.append(f'<text x="12" y="{mid + 4:.1f}" fill="#222">{escape(label)}</text>')
+        out.append(f"<g><title>{_text(chr(10).join(d for d in details if d))}</title>")
+        out.append(f'<text x="12" y="{mid + 4:.1f}" fill="#222">{_text(label)}</text>')
         end = span.end(session_end)
         queued_until = span.started if span.started is not None else end
         if queued_until > span.added:
@@ -294,7 +301,7 @@ def render_svg(
         lx_ = mx - 3 if flip else mx + 3
         out.append(
             f'<text x="{lx_:.1f}" y="{_TOP - 26 - (n % 2) * 11}" {anchor}fill="{color}" '
-            f'font-size="10">{escape(marker.label)}</text>'
+            f'font-size="10">{_text(marker.label)}</text>'
         )
     # Legend.
     ly = bottom + 24
@@ -317,7 +324,7 @@ def render_svg(
                 f'<rect x="{lx:.1f}" y="{ly - 6}" width="18" height="12" rx="2" '
                 f'fill="{STATUS_COLORS[key]}"/>'
             )
-        out.append(f'<text x="{lx + 23:.1f}" y="{ly + 4}" fill="#333">{escape(text)}</text>')
+        out.append(f'<text x="{lx + 23:.1f}" y="{ly + 4}" fill="#333">{_text(text)}</text>')
         lx += 23 + 7.3 * len(text) + 18
         if lx > width - 150:
             lx = 12.0

@@ -184,6 +184,86 @@ def test_the_daemon_imports_no_subcommand_module(tmp_path: Path) -> None:
         assert module not in imported, module
 
 
+def imported_before(tmp_path: Path, *args: str, stdin: bytes) -> dict[str, set[str]]:
+    """The modules a daemon had imported when it wrote each kind of event, in order.
+
+    ``-X importtime`` writes a line to stderr as each import statement's module finishes
+    loading (``importlib.import_module``, which the tool registry uses, is not listed), and
+    the daemon's events go to stdout: with both on one pipe, the pipe's order is the order
+    of the writes.
+    Input comes from a file, so all of it is there before the event loop starts and the
+    start-up work kept for idle moments (the warm-up of every tool) cannot run first.
+    """
+    commands = tmp_path / "commands.ndjson"
+    commands.write_bytes(stdin)
+    with commands.open("rb") as source:
+        out = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "stdio_executor", *args],
+            stdin=source,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    assert out.returncode == 0, out.stdout.decode()
+    seen: set[str] = set()
+    at: dict[str, set[str]] = {}
+    for line in out.stdout.decode().splitlines():
+        if line.startswith("import time:"):
+            seen.add(line.rsplit("|", 1)[-1].strip())
+        elif line.startswith("{"):
+            at.setdefault(json.loads(line)["type"], set(seen))
+    return at
+
+
+def test_the_first_read_loads_no_module_it_does_not_need(tmp_path: Path) -> None:
+    # No settings file, no MCP server, no Bash call: the time to `ready` and to the first
+    # result is paid only for what that call uses (bench/NOTES.md, start-up). A module
+    # named here may load later, when it is used or when the daemon is idle.
+    (tmp_path / "a.txt").write_text("hello\n")
+    add = {
+        "type": "add_tool",
+        "tool_use": {
+            "type": "tool_use",
+            "id": "r",
+            "name": "Read",
+            "input": {"file_path": "a.txt"},
+        },
+    }
+    at = imported_before(
+        tmp_path,
+        "--permission-mode",
+        "bypassPermissions",
+        "--spill-dir",
+        str(tmp_path / "spill"),
+        stdin=json.dumps(add).encode() + b"\n",
+    )
+    ready, result = at["ready"], at["tool_result"]
+    assert "stdio_executor.tools.catalog" in ready  # the listing is real
+    assert "stdio_executor.tools.files.text" in result  # what Read imports is listed
+    for module in (
+        "asyncio",
+        "anyio",
+        "stdio_executor.processes",
+        "stdio_executor.permissions.settings",  # only read before `ready` when a file exists
+        "stdio_executor.permissions.rules",
+    ):
+        assert module not in ready, module
+    for module in (
+        "stdio_executor.tools.mcp",
+        "stdio_executor.permissions.wrappers",
+        "stdio_executor.permissions.readonly",
+        "stdio_executor.permissions.bash_syntax",
+        "stdio_executor.hooks.runner",
+        "tree_sitter",
+        "jsonschema",
+        "pydantic",
+        "difflib",
+        "rich",
+    ):
+        assert module not in result, module
+
+
 # ------------------------------------------------------------------------------ completion
 
 

@@ -118,6 +118,35 @@ def test_a_permission_request_stands_out_in_plain_text() -> None:
     )
 
 
+HOSTILE = "hi \x1b]0;PWNED\x07 \x1b]52;c;cm0gLXJmIH4=\x07 \x9b2J \x1b[2J \u202eevil \x7f\x00"
+SHOWN = "hi \\x1b]0;PWNED\\x07 \\x1b]52;c;cm0gLXJmIH4=\\x07 \\x9b2J \\x1b[2J \\u202eevil \\x7f\\x00"
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def hostile_events() -> list[dict[str, object]]:
+    """What a tool can print (a file the model read): escapes that retitle the terminal,
+    write its clipboard (OSC 52), clear it, and a bidi override."""
+    return [
+        {"type": "tool_started", "tool_use_id": "t\x1b[2J", "name": "Bash", "turn": 1},
+        {"type": "progress", "tool_use_id": "t\x1b[2J", "data": {"text": HOSTILE + "\n"}},
+        {
+            "type": "tool_result",
+            "tool_use_id": "t\x1b[2J",
+            "content": HOSTILE,
+            "is_error": False,
+            "meta": {"status": "success", "turn": 1, "duration_ms": 5.0},
+        },
+        {**PERMISSION, "reason": HOSTILE, "input": {"command": HOSTILE}},
+    ]
+
+
+def test_plain_text_shows_control_characters_instead_of_sending_them() -> None:
+    text = pretty(b"".join(json.dumps(e).encode() + b"\n" for e in hostile_events()))
+    assert not CONTROLS.search(text), repr(text)
+    assert SHOWN in text
+    assert "t\\x1b[2J" in text
+
+
 # -------------------------------------------------------------------------- live view (pty)
 
 
@@ -235,3 +264,15 @@ def test_the_live_view_shows_running_tools_with_elapsed_time_and_colours(
     assert re.search(r"\x1b\[[0-9;]*43m(\x1b\[[0-9;]*m)* PERMISSION ", raw), raw
     # Progress is in the running line, not printed for good as in plain text.
     assert "...    slow" not in text
+
+
+def test_the_live_view_never_sends_a_tools_escape_sequences(terminal: Terminal) -> None:
+    events = hostile_events()
+    terminal.send(*events[:2])
+    terminal.wait_for(lambda text: "PWNED" in text)
+    terminal.send(*events[2:])
+    assert terminal.close() == 0
+    # rich styles with its own CSI sequences; none of the tool's got through.
+    for sent in (b"\x1b]0;PWNED", b"\x1b]52;", b"\xc2\x9b", b"\x07", "\u202e".encode()):
+        assert sent not in terminal.raw
+    assert "\\x1b]0;PWNED\\x07" in terminal.text

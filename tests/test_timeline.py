@@ -281,3 +281,19 @@ def test_the_trace_checks_catch_what_viewers_would_misdraw() -> None:
     for events in broken:
         with pytest.raises((AssertionError, KeyError)):
             check_trace({"traceEvents": events})
+
+
+def test_control_characters_in_a_command_still_make_a_valid_svg(tmp_path: Path) -> None:
+    # A command (from a model, from a hostile file) can hold any character; XML cannot.
+    command = "cat \x1b[31mred\x07 \x00 \x9b \u202eevil"
+    (tmp_path / "j").write_text(
+        rec(0, "session", {"pid": 9})
+        + rec(1.0, "in", add("c\x1b", command), line=1)
+        + rec(1.1, "out", started("c\x1b"))
+        + rec(2.0, "out", result("c\x1b", "success", 900.0))
+    )
+    session = last_session(str(tmp_path / "j"))
+    assert session is not None
+    root = ET.fromstring(render_svg(*spans_of(session), title="t"))
+    texts = [t.text or "" for t in root.iter(f"{SVG}text")]
+    assert "c\\x1b Bash: cat \\x1b[31mred\\x07 \\x00 \\x9b \\u202eevil" in texts

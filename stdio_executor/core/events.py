@@ -5,15 +5,14 @@ Owns: the events the runtime feeds the core (``ToolAdded``, ``ToolFinished``, th
 with (start, cancel, write a result or an acknowledgement), ``Outcome`` (how a call ended, with
 typed result facts) and the closed sets ``Status`` and ``CancelReason``.
 Must not: hold rules (``executor`` does), import anything beyond the standard library, or be
-frozen dataclasses: these are built on every call, and a frozen ``__init__`` costs several
-times a plain one (bench/NOTES.md). Treat instances as immutable all the same.
+frozen: these are built on every call, and a frozen ``__init__`` costs several times a
+plain one (bench/NOTES.md). Treat instances as immutable all the same.
 """
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import KW_ONLY, dataclass
 from typing import Any, Literal
 
 __all__ = [
@@ -72,8 +71,29 @@ class CancelReason(enum.Enum):
     __hash__ = object.__hash__  # identity hash: Enum's own is a Python-level call
 
 
-@dataclass(slots=True)
-class Outcome:
+class _Record:
+    """Equality and repr for the records below, from their ``__slots__``.
+
+    Written out rather than dataclasses: defining a dataclass costs ~0.5 ms (its methods are
+    generated and compiled at import), and these 17 were a sixth of the time to ``ready``
+    (bench/NOTES.md, start-up). Each ``__init__`` is what a dataclass would generate.
+    """
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        names: tuple[str, ...] = self.__slots__
+        return all(getattr(self, name) == getattr(other, name) for name in names)
+
+    def __repr__(self) -> str:
+        names: tuple[str, ...] = self.__slots__
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in names)
+        return f"{type(self).__name__}({fields})"
+
+
+class Outcome(_Record):
     """How a tool call ended, as far as the core and the result's ``meta`` need to know.
 
     ``cancelled`` is set by the runtime when the tool stopped because it was asked to;
@@ -83,24 +103,49 @@ class Outcome:
     when the core replaces a cancelled tool's content by its cancellation message.
     """
 
-    content: Content
-    is_error: bool
-    status: Status
-    _: KW_ONLY
-    cancelled: bool = False
-    context_update: Mapping[str, str] | None = None
-    duration_ms: float | None = None
-    exit_code: int | None = None
-    truncated: bool = False
-    output_path: str | None = None
-    output_bytes: int | None = None
+    __slots__ = (
+        "cancelled",
+        "content",
+        "context_update",
+        "duration_ms",
+        "exit_code",
+        "is_error",
+        "output_bytes",
+        "output_path",
+        "status",
+        "truncated",
+    )
+
+    def __init__(
+        self,
+        content: Content,
+        is_error: bool,
+        status: Status,
+        *,
+        cancelled: bool = False,
+        context_update: Mapping[str, str] | None = None,
+        duration_ms: float | None = None,
+        exit_code: int | None = None,
+        truncated: bool = False,
+        output_path: str | None = None,
+        output_bytes: int | None = None,
+    ) -> None:
+        self.content = content
+        self.is_error = is_error
+        self.status = status
+        self.cancelled = cancelled
+        self.context_update = context_update
+        self.duration_ms = duration_ms
+        self.exit_code = exit_code
+        self.truncated = truncated
+        self.output_path = output_path
+        self.output_bytes = output_bytes
 
 
 # ------------------------------------------------------------------------------ events
 
 
-@dataclass(slots=True)
-class ToolAdded:
+class ToolAdded(_Record):
     """A tool call arrived (``add_tool``). ``outcome`` is set when it can never run.
 
     ``sibling_label`` is set for tools whose errors cancel their siblings (Bash), as the text
@@ -109,59 +154,98 @@ class ToolAdded:
     ``request_id`` and ``line`` are echoed in a duplicate-id refusal.
     """
 
-    tool_use_id: str
-    name: str
-    safe: bool
-    interrupt_behavior: InterruptBehavior = "cancel"
-    sibling_label: str | None = None
-    outcome: Outcome | None = None
-    payload: object = None
-    request_id: str | None = None
-    line: int | None = None
+    __slots__ = (
+        "interrupt_behavior",
+        "line",
+        "name",
+        "outcome",
+        "payload",
+        "request_id",
+        "safe",
+        "sibling_label",
+        "tool_use_id",
+    )
+
+    def __init__(
+        self,
+        tool_use_id: str,
+        name: str,
+        safe: bool,
+        interrupt_behavior: InterruptBehavior = "cancel",
+        sibling_label: str | None = None,
+        outcome: Outcome | None = None,
+        payload: object = None,
+        request_id: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.tool_use_id = tool_use_id
+        self.name = name
+        self.safe = safe
+        self.interrupt_behavior = interrupt_behavior
+        self.sibling_label = sibling_label
+        self.outcome = outcome
+        self.payload = payload
+        self.request_id = request_id
+        self.line = line
 
 
-@dataclass(slots=True)
-class ToolFinished:
-    tool_use_id: str
-    outcome: Outcome
-    # The turn the tool was started in (``StartTool.turn``); None means the open turn. A
-    # host may reuse an id in the turn after a discard while the old call is still dying.
-    turn: int | None = None
+class ToolFinished(_Record):
+    """``turn``: the turn the tool was started in (``StartTool.turn``); None means the open
+    turn. A host may reuse an id in the turn after a discard while the old call is still
+    dying."""
+
+    __slots__ = ("outcome", "tool_use_id", "turn")
+
+    def __init__(self, tool_use_id: str, outcome: Outcome, turn: int | None = None) -> None:
+        self.tool_use_id = tool_use_id
+        self.outcome = outcome
+        self.turn = turn
 
 
-@dataclass(slots=True)
-class InterruptRequested:
+class InterruptRequested(_Record):
     """``interrupt``. ``turn`` None: the host's command, applied in input order. A number:
     raised from inside that turn (a hook's ``continue: false``, a host's ``interrupt: true``
     answer to a permission request), applied at once to that turn, or to nothing if it ended."""
 
-    reason: str = "abort"
-    request_id: str | None = None
-    turn: int | None = None
+    __slots__ = ("reason", "request_id", "turn")
+
+    def __init__(
+        self, reason: str = "abort", request_id: str | None = None, turn: int | None = None
+    ) -> None:
+        self.reason = reason
+        self.request_id = request_id
+        self.turn = turn
 
 
-@dataclass(slots=True)
-class DiscardRequested:
-    request_id: str | None = None
+class DiscardRequested(_Record):
+    __slots__ = ("request_id",)
+
+    def __init__(self, request_id: str | None = None) -> None:
+        self.request_id = request_id
 
 
-@dataclass(slots=True)
-class DrainRequested:
-    request_id: str | None = None
+class DrainRequested(_Record):
+    __slots__ = ("request_id",)
+
+    def __init__(self, request_id: str | None = None) -> None:
+        self.request_id = request_id
 
 
-@dataclass(slots=True)
-class InputClosed:
+class InputClosed(_Record):
     """EOF on stdin: finish what was sent (held turns too), then drain the last turn."""
 
+    __slots__ = ()
 
-@dataclass(slots=True)
-class ShutdownRequested:
+
+class ShutdownRequested(_Record):
     """The daemon is stopping. ``discard`` False (a signal): cancel everything, results are
     still written. True (the host is gone): nobody reads, so discard the open turn and drop
     every held command."""
 
-    discard: bool = False
+    __slots__ = ("discard",)
+
+    def __init__(self, discard: bool = False) -> None:
+        self.discard = discard
 
 
 Event = (
@@ -177,57 +261,96 @@ Event = (
 # ----------------------------------------------------------------------------- actions
 
 
-@dataclass(slots=True)
-class StartTool:
-    tool_use_id: str
-    name: str
-    turn: int
-    context: Mapping[str, str]
-    payload: object = None
+class StartTool(_Record):
+    __slots__ = ("context", "name", "payload", "tool_use_id", "turn")
+
+    def __init__(
+        self,
+        tool_use_id: str,
+        name: str,
+        turn: int,
+        context: Mapping[str, str],
+        payload: object = None,
+    ) -> None:
+        self.tool_use_id = tool_use_id
+        self.name = name
+        self.turn = turn
+        self.context = context
+        self.payload = payload
 
 
-@dataclass(slots=True)
-class CancelTool:
-    tool_use_id: str
-    reason: CancelReason
-    turn: int  # the turn it was started in: (turn, id) names one running call
+class CancelTool(_Record):
+    """``turn``: the turn it was started in: (turn, id) names one running call."""
+
+    __slots__ = ("reason", "tool_use_id", "turn")
+
+    def __init__(self, tool_use_id: str, reason: CancelReason, turn: int) -> None:
+        self.tool_use_id = tool_use_id
+        self.reason = reason
+        self.turn = turn
 
 
-@dataclass(slots=True)
-class EmitResult:
-    tool_use_id: str
-    turn: int
-    outcome: Outcome
+class EmitResult(_Record):
+    __slots__ = ("outcome", "tool_use_id", "turn")
+
+    def __init__(self, tool_use_id: str, turn: int, outcome: Outcome) -> None:
+        self.tool_use_id = tool_use_id
+        self.turn = turn
+        self.outcome = outcome
 
 
-@dataclass(slots=True)
-class EmitDrained:
-    request_id: str | None
-    turn: int | None
-    by_status: Mapping[str, int]
+class EmitDrained(_Record):
+    __slots__ = ("by_status", "request_id", "turn")
+
+    def __init__(
+        self, request_id: str | None, turn: int | None, by_status: Mapping[str, int]
+    ) -> None:
+        self.request_id = request_id
+        self.turn = turn
+        self.by_status = by_status
 
 
-@dataclass(slots=True)
-class EmitDiscarded:
-    request_id: str | None
-    turn: int | None
-    tool_use_ids: tuple[str, ...]
+class EmitDiscarded(_Record):
+    __slots__ = ("request_id", "tool_use_ids", "turn")
+
+    def __init__(
+        self, request_id: str | None, turn: int | None, tool_use_ids: tuple[str, ...]
+    ) -> None:
+        self.request_id = request_id
+        self.turn = turn
+        self.tool_use_ids = tool_use_ids
 
 
-@dataclass(slots=True)
-class EmitInterrupted:
-    request_id: str | None
-    turn: int | None
-    reason: str
-    tool_use_ids: tuple[str, ...]
+class EmitInterrupted(_Record):
+    __slots__ = ("reason", "request_id", "tool_use_ids", "turn")
+
+    def __init__(
+        self,
+        request_id: str | None,
+        turn: int | None,
+        reason: str,
+        tool_use_ids: tuple[str, ...],
+    ) -> None:
+        self.request_id = request_id
+        self.turn = turn
+        self.reason = reason
+        self.tool_use_ids = tool_use_ids
 
 
-@dataclass(slots=True)
-class EmitDuplicate:
-    tool_use_id: str
-    turn: int
-    request_id: str | None = None
-    line: int | None = None
+class EmitDuplicate(_Record):
+    __slots__ = ("line", "request_id", "tool_use_id", "turn")
+
+    def __init__(
+        self,
+        tool_use_id: str,
+        turn: int,
+        request_id: str | None = None,
+        line: int | None = None,
+    ) -> None:
+        self.tool_use_id = tool_use_id
+        self.turn = turn
+        self.request_id = request_id
+        self.line = line
 
 
 Action = (

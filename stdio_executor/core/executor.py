@@ -48,7 +48,6 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 
 from .events import (
     Action,
@@ -221,33 +220,71 @@ class ExecutorError(Exception):
 # ----------------------------------------------------------------------------- records
 
 
-@dataclass(slots=True)
 class _Tool:
-    id: str
-    name: str
-    safe: bool
-    interrupt_behavior: InterruptBehavior
-    sibling_label: str | None
-    payload: object
-    turn: int
-    state: State = State.QUEUED
-    outcome: Outcome | None = None
-    cancel_reason: CancelReason | None = None
+    # Plain classes, not dataclasses: see ``events._Record`` (start-up cost).
+    __slots__ = (
+        "cancel_reason",
+        "id",
+        "interrupt_behavior",
+        "name",
+        "outcome",
+        "payload",
+        "safe",
+        "sibling_label",
+        "state",
+        "turn",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        name: str,
+        safe: bool,
+        interrupt_behavior: InterruptBehavior,
+        sibling_label: str | None,
+        payload: object,
+        turn: int,
+        state: State = State.QUEUED,
+        outcome: Outcome | None = None,
+        cancel_reason: CancelReason | None = None,
+    ) -> None:
+        self.id = id
+        self.name = name
+        self.safe = safe
+        self.interrupt_behavior = interrupt_behavior
+        self.sibling_label = sibling_label
+        self.payload = payload
+        self.turn = turn
+        self.state = state
+        self.outcome = outcome
+        self.cancel_reason = cancel_reason
 
 
-@dataclass(slots=True)
 class _Turn:
     """The open turn: its tools, where the scans resume, and the reasons in force."""
 
-    number: int
-    state: TurnState = TurnState.OPEN
-    tools: list[_Tool] = field(default_factory=list)
-    by_id: dict[str, _Tool] = field(default_factory=dict)
-    next_yield: int = 0  # tools before this index all have their result written
-    next_queued: int = 0  # tools before this index have all left QUEUED
-    stops: set[CancelReason] = field(default_factory=set)  # reasons in force (see _VICTIMS)
-    sibling_error: str | None = None  # label of the Bash call that errored
-    drains: list[str | None] = field(default_factory=list)  # request ids waiting
+    __slots__ = (
+        "by_id",
+        "drains",
+        "next_queued",
+        "next_yield",
+        "number",
+        "sibling_error",
+        "state",
+        "stops",
+        "tools",
+    )
+
+    def __init__(self, number: int, state: TurnState = TurnState.OPEN) -> None:
+        self.number = number
+        self.state = state
+        self.tools: list[_Tool] = []
+        self.by_id: dict[str, _Tool] = {}
+        self.next_yield = 0  # tools before this index all have their result written
+        self.next_queued = 0  # tools before this index have all left QUEUED
+        self.stops: set[CancelReason] = set()  # reasons in force (see _VICTIMS)
+        self.sibling_error: str | None = None  # label of the Bash call that errored
+        self.drains: list[str | None] = []  # request ids waiting
 
 
 # ----------------------------------------------------------------------------- the core

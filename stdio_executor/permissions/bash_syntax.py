@@ -7,6 +7,15 @@ Must not: run anything. Wrong answers must err on the safe side: anything this l
 not fully understand (command substitution, process substitution, a heredoc, unbalanced
 quotes, an unknown command) makes the command *not* read-only, which costs parallelism but
 never correctness.
+
+Words whose value is only known when bash runs them: a parameter expansion (``$X``,
+``${X:-default}``, ``$'\\x2d'``), a glob (``*``, ``?``, ``[...]``) or a brace expansion
+(``{a,b}``) can turn into an option (a file named ``--output=x`` in the directory,
+``${X:---output=x}`` with X unset) or into more operands than were checked (``uniq *``
+writes its second operand). Such a word is read-only only where that cannot matter: in a
+program none of whose options writes or runs anything (``_ANY_ARGUMENTS``), or, for globs and
+braces, when the expansion cannot start an option (a literal prefix such as ``src/*``, or
+after ``--``) and the command stays read-only with one and with two words in its place.
 """
 
 from __future__ import annotations
@@ -37,6 +46,80 @@ class _Unsupported(Exception):
 class _Word(msgspec.Struct):
     text: str
     quoted: bool = False
+    # Where in ``text`` the first part bash expands starts (None: the word is literal), and
+    # whether any such part is a parameter expansion (``$``) rather than a glob or brace.
+    dynamic_at: int | None = None
+    parameter: bool = False
+
+
+# Programs whose every option, known or not, only changes what they print or read: a word
+# that expands into any option or any number of operands cannot make them write or run
+# anything. (Not: sort -o/--compress-program, rg --pre, tree -o, file -C, date -s, find's
+# actions, git's --output and drivers, uniq's output operand, printf -v, jq.)
+_ANY_ARGUMENTS = frozenset(
+    [
+        "arch",
+        "b2sum",
+        "basename",
+        "cat",
+        "cksum",
+        "cmp",
+        "column",
+        "cut",
+        "df",
+        "diff",
+        "dirname",
+        "du",
+        "echo",
+        "egrep",
+        "expr",
+        "false",
+        "fgrep",
+        "fold",
+        "grep",
+        "groups",
+        "head",
+        "hexdump",
+        "id",
+        "locale",
+        "ls",
+        "md5sum",
+        "nl",
+        "nproc",
+        "numfmt",
+        "od",
+        "printenv",
+        "pwd",
+        "readlink",
+        "realpath",
+        "rev",
+        "seq",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "sleep",
+        "stat",
+        "strings",
+        "tac",
+        "tail",
+        "test",
+        "[",
+        "tr",
+        "true",
+        "type",
+        "uname",
+        "wc",
+        "which",
+        "whoami",
+    ]
+)
+# Characters after `$` that start an expansion (anything else leaves the `$` literal).
+_EXPANSION_START = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789{'\"@*#?$!-"
+)
+_WORD_END = " \t\n;&|()<>"
 
 
 def analyze(command: str) -> CommandInfo:
@@ -92,17 +175,39 @@ def _is_read_only(words: list[_Word]) -> bool:
         # `PATH=. ls`, `LD_PRELOAD=x cat`: an assignment can change what runs; and a bare
         # assignment changes the shell. Neither is known to only read.
         return False
-    texts: list[str] = []
+    kept: list[_Word] = []
     for word in args:
         if word.text.startswith("\0redir:"):
             target = word.text[len("\0redir:") :]
             if target not in ("/dev/null", "&1", "&2", "&-") and not target.startswith("<"):
                 return False
             continue
-        texts.append(word.text)
-    if not texts:
+        kept.append(word)
+    if not kept:
         return False
-    return is_read_only(texts)
+    texts = [w.text for w in kept]
+    dynamic = [i for i, w in enumerate(kept) if w.dynamic_at is not None]
+    if not dynamic:
+        return is_read_only(texts)
+    if dynamic[0] == 0:
+        return False  # the program itself is only known when it runs
+    if texts[0] in _ANY_ARGUMENTS:
+        return is_read_only([w.text if w.dynamic_at is None else "x" for w in kept])
+    # Each expanding word: a glob or brace that cannot start an option, and the command
+    # read-only with one and with two words in its place.
+    ends_options = texts.index("--") if "--" in texts and texts[0] != "find" else len(texts)
+    one = list(texts)
+    two: list[str] = []
+    for i, word in enumerate(kept):
+        if word.dynamic_at is None:
+            two.append(word.text)
+            continue
+        prefix = word.text[: word.dynamic_at]
+        if word.parameter or (i < ends_options and (not prefix or prefix[0] in "-+")):
+            return False
+        one[i] = prefix + "a"
+        two += [prefix + "a", prefix + "b"]
+    return is_read_only(one) and is_read_only(two)
 
 
 def _split(tokens: list[str | _Word]) -> tuple[list[list[_Word]], list[str]]:
@@ -190,10 +295,19 @@ def _redirection(line: str, i: int) -> tuple[str | None, int]:
 def _word(line: str, i: int) -> tuple[_Word, int]:
     out: list[str] = []
     quoted = False
+    dynamic_at: int | None = None
+    parameter = False
     n = len(line)
+
+    def mark(param: bool) -> None:
+        nonlocal dynamic_at, parameter
+        if dynamic_at is None:
+            dynamic_at = sum(map(len, out))
+        parameter = parameter or param
+
     while i < n:
         ch = line[i]
-        if ch in " \t\n;&|()<>":
+        if ch in _WORD_END:
             break
         if ch == "\\":
             if line.startswith("\n", i + 1):
@@ -224,6 +338,8 @@ def _word(line: str, i: int) -> tuple[_Word, int]:
                     continue
                 if line[i] == "`" or line.startswith("$(", i):
                     raise _Unsupported("command substitution")
+                if line[i] == "$" and i + 1 < n and line[i + 1] in _EXPANSION_START:
+                    mark(True)
                 out.append(line[i])
                 i += 1
             if i >= n:
@@ -233,6 +349,22 @@ def _word(line: str, i: int) -> tuple[_Word, int]:
             continue
         if ch == "`" or line.startswith("$(", i):
             raise _Unsupported("command substitution")
+        if ch == "$" and i + 1 < n and line[i + 1] in _EXPANSION_START:
+            mark(True)  # $X, ${...}, $'...', $"...", $1, $@ ...
+        elif ch in "*?" or (ch in "[{" and _closes(line, i, "]" if ch == "[" else "}")):
+            mark(False)
         out.append(ch)
         i += 1
-    return _Word("".join(out), quoted), i
+    return _Word("".join(out), quoted, dynamic_at, parameter), i
+
+
+def _closes(line: str, i: int, close: str) -> bool:
+    """Whether the ``[`` or ``{`` at ``i`` opens a bracket expression or a brace expansion:
+    its closing character follows within the word (``{}`` alone, as find uses it, and a
+    lone ``[`` are literal). Erring towards "it expands" only costs parallelism."""
+    j = i + 1
+    while j < len(line) and line[j] not in _WORD_END:
+        if line[j] == close:
+            return not (close == "}" and j == i + 1)
+        j += 1
+    return False

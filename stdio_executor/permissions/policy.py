@@ -38,10 +38,8 @@ from typing import Any, Literal
 import msgspec
 
 from ..confine import Confinement, inside, realpath
-from .bash_syntax import analyze, split_simple_commands
 from .hidden import HiddenFiles
 from .protected import hook_scripts, protected
-from .readonly import is_read_only
 from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
 from .settings import Settings
 from .shell import ParsedCommand, SimpleCommand, parse
@@ -93,6 +91,8 @@ class _Target(msgspec.Struct, frozen=True):
 def has_assignment_prefix(command: str) -> bool:
     """Whether some simple command starts with ``NAME=value`` (``PATH=. ls``): a read-only
     program then may not be the program that runs. Unparseable lines count as yes."""
+    from .bash_syntax import split_simple_commands  # Bash-only tables: not at start-up
+
     commands = split_simple_commands(command)
     if commands is None:
         return True
@@ -328,6 +328,8 @@ class Policy:
         redirected into one, a command (not read-only) naming one as an operand
         (``cp x .git/hooks/pre-commit``, ``sed -i ... .bashrc``, ``cd .git``), or
         ``git config`` setting a value."""
+        from .readonly import is_read_only
+
         if parsed is None:
             parsed = self._parse(command)
         paths = [t for t in parsed.targets if t]
@@ -409,6 +411,8 @@ class Policy:
         return parse(command)
 
     def _harmless(self, cwd: str) -> Any:
+        from .bash_syntax import analyze
+
         def harmless(simple: SimpleCommand) -> bool:
             if simple.assignments or not simple.words:
                 return False

@@ -30,10 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 import msgspec
 
 from ..globs import path_regex
-from .bash_syntax import split_quoted_words
-from .readonly import is_read_only
 from .shell import ParsedCommand, SimpleCommand, Word, parse
-from .wrappers import handled, runs
 
 __all__ = [
     "BashPattern",
@@ -516,6 +513,10 @@ def _expand(words: list[Word], depth: int, hops: int) -> Iterator[_Candidate]:
     if hops >= _MAX_HOPS or depth >= _MAX_DEPTH:
         yield _UNKNOWN_CANDIDATE
         return
+    # The Bash tables load with the first Bash rule matched, not with every daemon (start-up).
+    from .readonly import is_read_only
+    from .wrappers import handled, runs
+
     inner = runs(words)
     for item in inner:
         if isinstance(item, str):
@@ -591,6 +592,8 @@ _GLOBBY = re.compile(r"[*?\[{]")
 def _lexed(command: str) -> list[SimpleCommand]:
     """The simple commands as the scheduler's conservative lexer reads them ([] when it
     cannot: substitutions, heredocs ... which tree-sitter handles)."""
+    from .bash_syntax import split_quoted_words
+
     lexed = split_quoted_words(command)
     if lexed is None:
         return []

@@ -19,7 +19,6 @@ Must not: parse rules or run processes itself (``rules``, ``policy``, ``hooks`` 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -34,7 +33,6 @@ from ..protocol import ErrorEvent, PermissionResponse
 from ..protocol.messages import Event
 from ..tools.base import InputError, Tool, ToolOutcome
 from .asker import Asker, error_text
-from .bash_syntax import split_simple_commands
 from .gate import Allow, CallInfo, Deny, Gate, Verdict
 from .policy import (
     DONT_ASK_REASON,
@@ -44,7 +42,6 @@ from .policy import (
     Policy,
     has_assignment_prefix,
 )
-from .readonly import harden_git
 from .rules import PATH_TOOLS
 from .settings import HeldBack, Settings, case_insensitive
 
@@ -348,6 +345,7 @@ class SettingsGate(Gate):
         )
 
     async def _repository(self, call: CallInfo, decision: Decision) -> Decision:
+        from .readonly import harden_git
         from .repo_config import untrusted_program_keys
 
         keys = await untrusted_program_keys(call.cwd, harden_git(self._env), self.processes)
@@ -440,6 +438,8 @@ class SettingsGate(Gate):
             data["tool_response"] = response
         data["turn"] = call.turn
         data["sibling_tool_use_ids"] = call.siblings()
+        import json  # hooks only: not on the way to a session's first call
+
         return json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogateescape")
 
 
@@ -472,6 +472,8 @@ def _runs_git(command: str) -> bool:
     another, so git is the program word of one of its simple commands)."""
     if "git" not in command:
         return False
+    from .bash_syntax import split_simple_commands
+
     commands = split_simple_commands(command)
     return commands is None or any(words and words[0] == "git" for words in commands)
 

@@ -25,8 +25,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .bash_syntax import split_simple_commands
-
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
@@ -150,6 +148,8 @@ def _misread(root: Node) -> bool:
 
 def _lexer_agrees(command: str, commands: list[SimpleCommand]) -> bool:
     """Whether the conservative lexer sees the same simple commands with the same words."""
+    from .bash_syntax import split_simple_commands  # Bash-only, with its tables (start-up)
+
     lexed = split_simple_commands(command)
     if lexed is None:
         return False

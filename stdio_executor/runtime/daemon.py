@@ -21,11 +21,12 @@ import select
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 import msgspec
 
 from .. import PARENT_AT_START
@@ -43,7 +44,6 @@ from ..core import (
     StartTool,
     ToolFinished,
 )
-from ..journal import Journal
 from ..permissions.gate import Gate, OpenGate
 from ..processes import PARENT_DEATH_SIGNAL
 from ..protocol import (
@@ -88,7 +88,8 @@ from .stdio import StdioFds, WireWriter, feed_chunks
 from .to_wire import event_for
 from .toolset import ServerTools, ToolSet
 
-if TYPE_CHECKING:  # tools.mcp loads only when a server is configured (start-up cost)
+if TYPE_CHECKING:  # each loads only when configured (start-up cost)
+    from ..journal import Journal
     from ..tools.mcp import McpManager, McpServerConfig
 
 __all__ = ["EXIT_HOST_GONE", "EXIT_INTERNAL", "EXIT_OK", "Daemon"]
@@ -135,6 +136,7 @@ class Daemon:
         host: HostBridge | None = None,
         mcp_servers: Sequence[McpServerConfig] = (),
         held_mcp_servers: Sequence[McpServerConfig] = (),
+        when_idle: Sequence[Callable[[], None]] = (),
     ):
         self.config = config
         self.journal = journal
@@ -175,6 +177,9 @@ class Daemon:
         # The workspace's .mcp.json servers, until the host trusts the workspace.
         self._held_mcp = list(held_mcp_servers)
         self._tg: anyio.abc.TaskGroup | None = None
+        # Start-up work nothing waits for yet (the spawner, the sandbox's namespace): done
+        # the first time the loop has nothing to do, so it never delays the first call.
+        self._when_idle = list(when_idle)
 
     # ------------------------------------------------------------------------ life
 
@@ -222,7 +227,11 @@ class Daemon:
                 await self.wire.flush()
 
     async def _own_core(self) -> None:
+        # Let the reader take what the host already sent, so that it counts as work.
+        await anyio.lowlevel.checkpoint()
         while True:
+            if self._when_idle and not self.inbox.pending:
+                self._idle()
             if self._stopping is not None:
                 timeout = self._stop_deadline - time.monotonic()
                 if not self.runner.running or timeout <= 0:
@@ -236,6 +245,14 @@ class Daemon:
             if self.core.finished:
                 self._stopping = EXIT_OK
                 return
+
+    def _idle(self) -> None:
+        hooks, self._when_idle = self._when_idle, []
+        for hook in hooks:
+            try:
+                hook()
+            except Exception:  # a start-up helper's failure shows up where it is used
+                log.exception("start-up work after ready failed")
 
     def _dispatch_all(self, items: list[InboxItem]) -> None:
         for item in items:

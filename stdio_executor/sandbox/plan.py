@@ -33,6 +33,7 @@ import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
@@ -73,6 +74,50 @@ class _Built(msgspec.Struct):
     proxy: Any = None  # proxy.DomainProxy
     proxy_port: int = 0
     netns: Any = None  # netns.NetNamespace: the session's, kept open by its fds
+    existing: _Existing | None = None  # which bind targets exist (checked per call)
+    # The last call's plan for the binds that existed then (and its share key): the next
+    # call with the same set reuses them.
+    last: tuple[frozenset[bytes], Any, Any] | None = None
+
+
+class _Existing:
+    """Which of many paths exist, per call, without an ``lstat`` of each: the paths are
+    grouped by parent directory, and a directory whose identity and mtime have not changed
+    since it was looked at has the same entries (creating, removing or renaming an entry
+    changes it). A directory modified within ``_RACY_S`` of the look is looked at again
+    next time: its mtime may not show a change made in the same clock tick (git's "racy"
+    index entries, the same problem)."""
+
+    def __init__(self, paths: Iterable[bytes]) -> None:
+        groups: dict[bytes, list[bytes]] = {}
+        for path in paths:
+            groups.setdefault(os.path.dirname(path), []).append(path)
+        self._groups = [(parent, tuple(found)) for parent, found in groups.items()]
+        self._seen: dict[bytes, tuple[tuple[int, int, int], tuple[bytes, ...]]] = {}
+
+    def check(self) -> frozenset[bytes]:
+        out: list[bytes] = []
+        for parent, paths in self._groups:
+            try:
+                st = os.stat(parent)
+            except OSError:
+                self._seen.pop(parent, None)
+                continue  # no parent: none of its paths exists
+            key = (st.st_dev, st.st_ino, st.st_mtime_ns)
+            seen = self._seen.get(parent)
+            if seen is not None and seen[0] == key:
+                out += seen[1]
+                continue
+            found = tuple(p for p in paths if os.path.lexists(p))
+            out += found
+            if time.time_ns() - st.st_mtime_ns > _RACY_S * 1e9:
+                self._seen[parent] = (key, found)
+            else:
+                self._seen.pop(parent, None)
+        return frozenset(out)
+
+
+_RACY_S = 2.0
 
 
 class Spawn(msgspec.Struct, frozen=True):
@@ -85,6 +130,10 @@ class Spawn(msgspec.Struct, frozen=True):
     env: dict[str, str]
     token: bytes  # give back with ``Sandbox.release`` when the call is over
     argv_prefix: tuple[str, ...] = ()  # bubblewrap's command line, when that is the mechanism
+    # The set-up may serve many calls (``processes.ChildSetup.share_key``): where calls
+    # join the session's network namespace, the plan without its per-call proxy token
+    # (which is used only by a call that makes a network namespace of its own).
+    share_key: Any = None
 
 
 class Sandbox(msgspec.Struct):
@@ -167,20 +216,27 @@ class Sandbox(msgspec.Struct):
             return Spawn(0, None, (), built.env, b"", self._bwrap_argv())
         from . import kernel
 
-        plan = built.plan
+        # Only what exists gets mounted over; with nothing to mount, no mount namespace
+        # (copied on creation, unmounted on exit). A path created between this check and
+        # the spawn is covered from the next call on.
+        if built.existing is None:
+            built.existing = _Existing(b.target for b in built.plan.binds)
+        existing = built.existing.check()
+        if built.last is not None and built.last[0] == existing:
+            _, plan, shared = built.last
+        else:
+            plan = built.plan
+            if len(existing) != len(plan.binds):
+                plan = plan._replace(binds=tuple(b for b in plan.binds if b.target in existing))
+            shared = plan if plan.join is not None else None
+            built.last = (existing, plan, shared)
         token = b""
         if built.proxy is not None:
             token = os.urandom(16)
             plan = plan._replace(proxy=(built.proxy.control_path, built.proxy_port, token))
-        # Only what exists gets mounted over; with nothing to mount, no mount namespace
-        # (copied on creation, unmounted on exit). A path created between this check and
-        # the spawn is covered from the next call on.
-        binds = tuple(b for b in plan.binds if os.path.lexists(b.target))
-        if len(binds) != len(plan.binds):
-            plan = plan._replace(binds=binds)
         # No namespaces at clone time: ``enter`` joins the session's where it may, and
         # makes its own only where it may not (kernel.enter).
-        return Spawn(0, kernel.enter, (plan,), built.env, token)
+        return Spawn(0, kernel.enter, (plan,), built.env, token, share_key=shared)
 
     def _bwrap_argv(self) -> tuple[str, ...]:
         """bubblewrap: the root read-only, the writable trees bound writable, masks and
@@ -371,7 +427,7 @@ def build_sandbox(
             False, "none", "unrestricted", reason=why, held_back=settings.held_back
         )
         return Sandbox(status, settings, workspace)
-    from .kernel import probe
+    from .probe import probe
 
     support = probe(disabled=disabled)
     bwrap = None

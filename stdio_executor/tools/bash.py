@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import math
 import os
 import re
 import subprocess
@@ -137,6 +136,7 @@ class BashTool(Tool):
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
+                wait_started=False,  # a failure to start is seen below, once it is gone
                 **_spawn_kwargs(spawn, ctx, read_only=call.info.read_only),
             )
         except (OSError, subprocess.SubprocessError) as exc:
@@ -149,14 +149,16 @@ class BashTool(Tool):
         try:
             # Cancelled (interrupt, discard, sibling error, shutdown): the group goes.
             async with supervised(process, registry):
-                with anyio.move_on_after(call.timeout_ms / 1000) as deadline:
-                    await _pump(process, read_fd, sink, ctx)
-                timed_out = deadline.cancelled_caught
+                deadline = anyio.current_time() + call.timeout_ms / 1000
+                timed_out = await _pump(process, read_fd, sink, ctx, deadline)
                 if timed_out:
                     await stop_group(process)
         finally:
             os.close(read_fd)
             _release(spawn, ctx)
+        if process.failure is not None:
+            sink.close()
+            return ToolOutcome(f"Could not start bash in {cwd}: {process.failure}", is_error=True)
         out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
         new_cwd = _read_cwd(cwd_file) if cwd_file is not None else None
@@ -261,6 +263,7 @@ def _spawn_kwargs(
         unshare_flags=spawn.unshare_flags,
         pre_exec=spawn.pre_exec,
         pre_exec_args=spawn.pre_exec_args,
+        share_key=spawn.share_key,
     )
     return {"setup": setup, "env": env}
 
@@ -284,8 +287,11 @@ def _output_pipe() -> tuple[int, int]:
     return read_fd, write_fd
 
 
-async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> None:
-    """Copy the shell's output into the sink, with coalesced progress, until it exits.
+async def _pump(
+    process: Child, fd: int, sink: OutputSink, ctx: ToolContext, deadline: float
+) -> bool:
+    """Copy the shell's output into the sink, with coalesced progress, until it exits or
+    the ``deadline`` (loop time) passes; True if it passed.
 
     Progress carries at most the newest ``_PROGRESS_MAX_CHARS`` bytes since the previous
     event, decoded only when sent: a command writing a gigabyte costs no text decoding.
@@ -342,8 +348,10 @@ async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> 
             try:
                 chunk = os.read(fd, _READ_SIZE)
             except BlockingIOError:
-                wait = math.inf if not pending else max(0.0, next_emit - anyio.current_time())
-                with anyio.move_on_after(wait) as idle:
+                if not pending:  # nothing to send when idle: no timer either
+                    await anyio.wait_readable(fd)
+                    continue
+                with anyio.move_on_after(max(0.0, next_emit - anyio.current_time())) as idle:
                     await anyio.wait_readable(fd)
                 if idle.cancelled_caught:
                     emit()
@@ -361,7 +369,7 @@ async def _pump(process: Child, fd: int, sink: OutputSink, ctx: ToolContext) -> 
             await anyio.lowlevel.checkpoint()
         emit(final=True)
 
-    await read_until_exit(process, read_all)
+    return await read_until_exit(process, read_all, deadline)
 
 
 def _exit_code(returncode: int | None) -> int | None:

@@ -96,17 +96,22 @@ def all_started(d: DaemonProcess) -> None:
 # its descendants when the call ends or is stopped, and the spawner's sweep when the daemon
 # dies. Fewer daemons keep CI fast.
 SUBREAPER_PATHS = {"success", "interrupt", "sigterm", "sigkill"}
+# The layer an unprivileged daemon gets (a user + PID namespace per call, the command pid 1,
+# no spawner namespace around them): the paths where it differs from root's.
+USERNS_PATHS = {"error", "timeout", "sigkill"}
 
 
 def _layer(monkeypatch: pytest.MonkeyPatch, containment: str) -> None:
-    if containment == "subreaper":
-        monkeypatch.setenv("STDIO_EXECUTOR_CONTAINMENT", "subreaper")
+    if containment in ("subreaper", "userns"):
+        monkeypatch.setenv("STDIO_EXECUTOR_CONTAINMENT", containment)
 
 
 def _cases(paths: list[str]) -> list[tuple[str, str]]:
-    return [("namespace", p) for p in paths] + [
-        ("subreaper", p) for p in paths if p in SUBREAPER_PATHS
-    ]
+    return (
+        [("namespace", p) for p in paths]
+        + [("subreaper", p) for p in paths if p in SUBREAPER_PATHS]
+        + [("userns", p) for p in paths if p in USERNS_PATHS]
+    )
 
 
 # ---------------------------------------------------------------- the call ends

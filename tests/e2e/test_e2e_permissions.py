@@ -10,6 +10,7 @@ import json
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,32 @@ def test_with_no_settings_reads_run_and_a_write_asks_the_host(tmp_path: Path) ->
         assert (made.is_error, made.meta.status) == (False, "success")
         assert (tmp_path / "made").exists()
         assert d.of_type(PermissionRequest) == [request]
+
+
+def _drained(turn: int) -> Callable[[Any], bool]:
+    return lambda event: isinstance(event, Drained) and event.turn == turn
+
+
+def test_a_word_that_expands_into_an_option_asks(tmp_path: Path) -> None:
+    # A file named like an option, and a default value that is one: both would make sort
+    # write a file. Neither is read-only, so both ask; `ls *` only lists: it runs at once.
+    (tmp_path / "--output=PWN1").write_text("x\n")
+    with run_daemon(tmp_path, *DEFAULT) as d:
+        # One turn each: a denied Bash call cancels its siblings.
+        turns = (("g", "sort *"), ("p", "sort ${X:---output=PWN2}"))
+        for turn, (tool_use_id, command) in enumerate(turns, start=1):
+            d.send(tool_use(tool_use_id, command))
+            request = request_for(d, tool_use_id)
+            assert request.reason == "default mode: the command is not read-only"
+            answer(d, request, "deny")
+            assert d.result(tool_use_id).meta.status == "denied"
+            d.send({"type": "drain"})
+            d.wait_for(_drained(turn))
+        d.send(tool_use("l", "ls *"))
+        # It ran unasked; ls refuses the option the file name became, and writes nothing.
+        assert "unrecognized option '--output=PWN1'" in str(d.result("l").content)
+        assert [r.tool_use_id for r in d.of_type(PermissionRequest)] == ["g", "p"]
+    assert not (tmp_path / "PWN1").exists() and not (tmp_path / "PWN2").exists()
 
 
 def test_a_deny_answer_is_a_denied_result_with_the_message(tmp_path: Path) -> None:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from stdio_executor.permissions.bash_syntax import analyze, split_simple_commands
@@ -90,3 +94,143 @@ def test_exit_1_means_nothing_found_only_for_a_pipeline_ending_in_a_search(
 def test_simple_commands_are_split_through_operators() -> None:
     assert split_simple_commands("a x && b | c; (d)") == [["a", "x"], ["b"], ["c"], ["d"]]
     assert split_simple_commands("echo $(x)") is None
+
+
+# Words bash expands when it runs them (parameters, globs, braces) can become options or
+# extra operands: `sort *` in a directory holding a file named `--output=x` writes x, and
+# `sort ${X:---output=x}` does with X unset. Each of these must not run unasked.
+EXPANSIONS_THAT_MAY_WRITE_OR_RUN = [
+    "sort *",
+    "sort *.txt",
+    "sort ?x",
+    "sort [a-z]*",
+    "sort {a,b}",
+    "sort -k1 *",
+    "sort ${X:---output=f}",
+    "sort ${X:=--output=f}",
+    "sort $X",
+    'sort "$X"',
+    "sort $X--output=f",
+    'sort "${X}--output=f"',
+    "sort $'\\x2d-output=f'",
+    'sort $"--output=f"',
+    "sort $1",
+    "sort $@",
+    "sort -- $X",
+    "uniq *",
+    "uniq src/*",
+    "uniq {a,b}",
+    "uniq a{1,2}",
+    "tree *",
+    "rg foo *",
+    "rg foo *.py",
+    "file *",
+    "jq . *",
+    "printf *",
+    "date +*",
+    "date $X",
+    "git diff *.py",
+    "git log ${X:---output=f}",
+    'git log "$X"',
+    "git $X",
+    "git l*",
+    "git *",
+    "find . -name *.py",
+    "find -- *",
+    "find * -print",
+    "$X",
+    "*",
+    "l*",
+    "${X:-rm} -rf y",
+    "ls; sort *",
+    "cat * | sort *",
+]
+
+
+@pytest.mark.parametrize("command", EXPANSIONS_THAT_MAY_WRITE_OR_RUN)
+def test_an_expansion_that_could_become_an_option_or_operand_is_not_read_only(
+    command: str,
+) -> None:
+    assert not analyze(command).read_only
+
+
+# What stays read-only: programs that only print or read whatever options they get, and
+# globs that can only expand into operands the command accepts in any number.
+EXPANSIONS_THAT_ONLY_READ = [
+    "ls *",
+    "ls -la *.py",
+    "cat src/*.ts",
+    "grep -n foo *.py",
+    "wc -l src/**/*.rs",
+    "head -20 *.md",
+    "diff *.txt",
+    "du -sh *",
+    "echo $HOME",
+    'ls "$HOME/x"',
+    "cat ${X:-/etc/hostname}",
+    "echo {a,b}",
+    "test -f $X",
+    '[ -n "$X" ]',
+    "sort src/*",
+    "sort ./*",
+    "sort -- *.txt",
+    "git diff -- *.py",
+    "git log --oneline -- src/*",
+    "tree src/*",
+    "rg foo src/*.py",
+    "find . -name '*.py'",
+    "find src/* -name x",
+    "echo $",
+    "sort a$",
+    "sort ~/x",
+    "find . -name x -print",
+]
+
+
+@pytest.mark.parametrize("command", EXPANSIONS_THAT_ONLY_READ)
+def test_expansions_that_cannot_change_what_runs_stay_read_only(command: str) -> None:
+    assert analyze(command).read_only
+
+
+PLANTED = ["--output=PWN1", "-oPWN2", "--compress-program=sh", "--pre=sh", "-C", "-delete"]
+
+
+def _hostile(tmp_path: Path) -> Path:
+    """A directory whose file names are options, in it and in src/."""
+    for folder in (tmp_path, tmp_path / "src"):
+        folder.mkdir(exist_ok=True)
+        for name in [*PLANTED, "a.txt", "b.txt", "x.py", "y.md", "z.ts", "w.rs"]:
+            (folder / name).write_text("touch MARK\n")
+    (tmp_path / "home").mkdir()
+    return tmp_path
+
+
+def _run(cwd: Path, command: str) -> set[str]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(cwd / "home"), "LC_ALL": "C"}
+    subprocess.run(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=30,
+    )
+    return {str(p.relative_to(cwd)) for p in cwd.rglob("*")}
+
+
+@pytest.mark.parametrize("command", EXPANSIONS_THAT_ONLY_READ)
+def test_what_stays_read_only_writes_nothing_in_a_hostile_directory(
+    tmp_path: Path, command: str
+) -> None:
+    cwd = _hostile(tmp_path)
+    before = {str(p.relative_to(cwd)) for p in cwd.rglob("*")}
+    assert _run(cwd, command) == before
+
+
+def test_a_file_name_is_an_option_to_a_glob(tmp_path: Path) -> None:
+    # What the tests above guard against, for real: `sort *` writes a file named by a file.
+    (tmp_path / "home").mkdir()
+    (tmp_path / "--output=PWN1").write_text("x\n")
+    (tmp_path / "a.txt").write_text("y\n")
+    assert "PWN1" in _run(tmp_path, "sort *")
+    assert "PWN3" in _run(tmp_path, "sort ${X:---output=PWN3}")
