@@ -60,7 +60,6 @@ import contextlib
 import logging
 import math
 import os
-import pickle
 import signal
 import socket
 import subprocess
@@ -288,6 +287,8 @@ class ProcessRegistry:
     def _send(self, message: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
         if self._sock is None:
             return
+        import pickle  # with the spawner (started when the daemon is first idle)
+
         data = pickle.dumps(message)
         try:
             try:
@@ -321,6 +322,8 @@ class ProcessRegistry:
         self._loop = loop
 
     def _on_readable(self) -> None:
+        import pickle  # loaded by _send already: the spawner was sent its path first
+
         while self._sock is not None:
             try:
                 data = self._sock.recv(65536)

@@ -20,6 +20,8 @@ after ``--``) and the command stays read-only with one and with two words in its
 
 from __future__ import annotations
 
+import re
+
 import msgspec
 
 from .readonly import is_read_only
@@ -28,6 +30,11 @@ __all__ = ["CommandInfo", "analyze", "split_quoted_words", "split_simple_command
 
 # Exit status 1 of these means "no match / differs / false", not "failed".
 _NOTHING_FOUND = frozenset({"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "["})
+
+# A command line longer than this is not analyzed: it is not read-only (it runs alone and, in
+# a mode that asks, asks). Lexing costs ~8 us per word in Python, and the validation runs in
+# the event loop: a 64 MiB line of one-letter words would stall it for minutes.
+MAX_ANALYZED = 256 * 1024
 
 _OPERATORS = ("&&", "||", ";;", "|&", "|", ";", "&", "\n", "(", ")")
 _SEPARATORS = frozenset({"&&", "||", ";", "\n", "|", "|&", "&", ";;"})
@@ -120,6 +127,7 @@ _EXPANSION_START = frozenset(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789{'\"@*#?$!-"
 )
 _WORD_END = " \t\n;&|()<>"
+_WORD_END_RE = re.compile("[ \t\n;&|()<>]")
 
 
 def analyze(command: str) -> CommandInfo:
@@ -236,6 +244,8 @@ def _split(tokens: list[str | _Word]) -> tuple[list[list[_Word]], list[str]]:
 
 def _lex(line: str) -> list[str | _Word]:
     """Words and operators; redirections become ``\\0redir:TARGET`` words."""
+    if len(line) > MAX_ANALYZED:
+        raise _Unsupported("too long to analyze")
     tokens: list[str | _Word] = []
     i, n = 0, len(line)
     while i < n:
@@ -269,9 +279,8 @@ def _redirection(line: str, i: int) -> tuple[str | None, int]:
     j = i
     while j < len(line) and line[j].isdigit():
         j += 1
-    rest = line[j:]
     for op in ("&>>", "&>", ">>", ">|", ">&", "<>", "<<<", "<<", "<&", ">", "<"):
-        if rest.startswith(op):
+        if line.startswith(op, j):  # not line[j:]: a copy per word is quadratic in a long line
             break
     else:
         return None, i
@@ -298,6 +307,7 @@ def _word(line: str, i: int) -> tuple[_Word, int]:
     dynamic_at: int | None = None
     parameter = False
     n = len(line)
+    closers = _Closers(line)
 
     def mark(param: bool) -> None:
         nonlocal dynamic_at, parameter
@@ -351,20 +361,35 @@ def _word(line: str, i: int) -> tuple[_Word, int]:
             raise _Unsupported("command substitution")
         if ch == "$" and i + 1 < n and line[i + 1] in _EXPANSION_START:
             mark(True)  # $X, ${...}, $'...', $"...", $1, $@ ...
-        elif ch in "*?" or (ch in "[{" and _closes(line, i, "]" if ch == "[" else "}")):
+        elif dynamic_at is None and (
+            ch in "*?" or (ch in "[{" and closers.opens(i, "]" if ch == "[" else "}"))
+        ):
             mark(False)
         out.append(ch)
         i += 1
     return _Word("".join(out), quoted, dynamic_at, parameter), i
 
 
-def _closes(line: str, i: int, close: str) -> bool:
-    """Whether the ``[`` or ``{`` at ``i`` opens a bracket expression or a brace expansion:
-    its closing character follows within the word (``{}`` alone, as find uses it, and a
-    lone ``[`` are literal). Erring towards "it expands" only costs parallelism."""
-    j = i + 1
-    while j < len(line) and line[j] not in _WORD_END:
-        if line[j] == close:
-            return not (close == "}" and j == i + 1)
-        j += 1
-    return False
+class _Closers:
+    """Whether a ``[`` or ``{`` opens a bracket expression or a brace expansion: its closing
+    character follows within the word (``{}`` alone, as find uses it, and a lone ``[`` are
+    literal). Erring towards "it expands" only costs parallelism. Searches only move
+    forward, so a word of a million ``[`` costs one pass, not a million."""
+
+    __slots__ = ("end", "found", "line")
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.end = -1  # where the word ends (approximately: quotes are not considered)
+        self.found: dict[str, int] = {}  # the next closer seen, or -1 for none before end
+
+    def opens(self, i: int, close: str) -> bool:
+        if self.end <= i:
+            match = _WORD_END_RE.search(self.line, i + 1)
+            self.end = match.start() if match else len(self.line)
+            self.found.clear()
+        at = self.found.get(close)
+        if at is None or (at != -1 and at <= i):
+            at = self.line.find(close, i + 1, self.end)
+            self.found[close] = at
+        return at != -1 and not (close == "}" and at == i + 1)

@@ -24,7 +24,6 @@ always apply in full.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Sequence
@@ -235,6 +234,8 @@ def _decode(label: str, text: str) -> SettingsFile:
     except msgspec.DecodeError:
         pass
     # Not JSON at all: the standard library's message says where (line and column).
+    import json
+
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:

@@ -19,7 +19,6 @@ Must not: parse rules or run processes itself (``rules``, ``policy``, ``hooks`` 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -439,6 +438,8 @@ class SettingsGate(Gate):
             data["tool_response"] = response
         data["turn"] = call.turn
         data["sibling_tool_use_ids"] = call.siblings()
+        import json  # hooks only: not on the way to a session's first call
+
         return json.dumps(data, ensure_ascii=False).encode("utf-8", "surrogateescape")
 
 

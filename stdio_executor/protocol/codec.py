@@ -8,7 +8,6 @@ Must not: do I/O or keep state between lines (framing lives in the runtime).
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -19,7 +18,9 @@ from .messages import Command, ErrorEvent, Event
 __all__ = ["CommandDecoder", "decode_event", "encode_event"]
 
 _encoder = msgspec.json.Encoder()
-_event_decoder: msgspec.json.Decoder[Event] = msgspec.json.Decoder(Event)
+# Built on first use: the daemon never decodes events, and a decoder for the whole union
+# costs milliseconds to build, on the way to `ready` (bench/NOTES.md, start-up).
+_event_decoder: msgspec.json.Decoder[Event] | None = None
 _any_decoder: msgspec.json.Decoder[Any] = msgspec.json.Decoder()
 
 # Python's str.splitlines, JavaScript's old parsers and Unicode's mandatory breaks (UAX #14)
@@ -51,6 +52,9 @@ def encode_event(event: Event) -> bytes:
 
 def decode_event(line: bytes | str) -> Event:
     """Parse one event line (for hosts, clients and tests)."""
+    global _event_decoder
+    if _event_decoder is None:
+        _event_decoder = msgspec.json.Decoder(Event)
     return _event_decoder.decode(line)
 
 
@@ -135,6 +139,8 @@ class CommandDecoder:
         write) is valid JSON that msgspec refuses. Decoded with each unpaired surrogate
         replaced by U+FFFD, it is answered like any other command: an ``add_tool`` still gets
         its result."""
+        import json  # msgspec refuses these lines; the stdlib's parser is only for them
+
         try:
             raw = json.loads(line)
         except (ValueError, RecursionError) as exc:

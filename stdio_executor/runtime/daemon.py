@@ -44,7 +44,6 @@ from ..core import (
     StartTool,
     ToolFinished,
 )
-from ..journal import Journal
 from ..permissions.gate import Gate, OpenGate
 from ..processes import PARENT_DEATH_SIGNAL
 from ..protocol import (
@@ -89,7 +88,8 @@ from .stdio import StdioFds, WireWriter, read_chunks
 from .to_wire import event_for
 from .toolset import ServerTools, ToolSet
 
-if TYPE_CHECKING:  # tools.mcp loads only when a server is configured (start-up cost)
+if TYPE_CHECKING:  # each loads only when configured (start-up cost)
+    from ..journal import Journal
     from ..tools.mcp import McpManager, McpServerConfig
 
 __all__ = ["EXIT_HOST_GONE", "EXIT_INTERNAL", "EXIT_OK", "Daemon"]

@@ -15,7 +15,6 @@ one piece (its command needs it in memory anyway).
 
 from __future__ import annotations
 
-import tempfile
 from typing import IO
 
 import msgspec
@@ -102,6 +101,8 @@ class LineFramer:
         if self._spool is not None:
             self._spool.write(piece)
         elif len(self._buf) + len(piece) > self._spool_bytes:
+            import tempfile  # ~4-7 ms with shutil and random: only for a line this long
+
             self._spool = tempfile.TemporaryFile(dir=self._spool_dir)  # noqa: SIM115
             self._spool.write(self._buf)
             self._spool.write(piece)

@@ -1,9 +1,10 @@
 """Linux kernel facilities behind the sandbox, through ctypes: Landlock, namespaces, seccomp.
 
-Owns: the system-call numbers, flags and structure layouts; probing what this kernel offers
-(``probe``); the seccomp program (``unix_socket_filter``); and ``enter``, the few system
-calls a Bash child makes between fork and exec, inside the fresh namespaces it was created
-with, to bring up loopback, mask paths and restrict itself (``ChildPlan`` says what).
+Owns: the system-call numbers, flags and structure layouts; the seccomp program
+(``unix_socket_filter``); and ``enter``, the few system calls a Bash child makes between fork
+and exec, inside the fresh namespaces it was created with, to bring up loopback, mask paths
+and restrict itself (``ChildPlan`` says what). Probing what this kernel offers (``probe``)
+is in ``sandbox.probe``, re-exported here: start-up runs it and need not import this module.
 Must not: decide *what* is allowed (``plan`` does) or start processes. ``enter`` runs in a
 freshly forked child: system calls only (no imports, no logging, no locks, no threads).
 
@@ -20,9 +21,10 @@ import fcntl
 import os
 import socket
 import struct
-import sys
 from collections.abc import Sequence
 from typing import NamedTuple
+
+from .probe import KernelSupport, probe
 
 __all__ = [
     "FS_READ",
@@ -146,56 +148,6 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneath(ctypes.Structure):
     _pack_ = 1  # __attribute__((packed)) in the kernel header
     _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
-
-
-class KernelSupport(NamedTuple):  # not a dataclass: ~0.5 ms to define, before `ready`
-    """What this kernel lets an unprivileged (or this) process use; a reason when not."""
-
-    landlock_abi: int  # 0: none
-    user_namespaces: bool
-    problem: str = ""  # why something is missing, for `ready` and start-up errors
-
-
-def _landlock_abi() -> int:
-    if not sys.platform.startswith("linux"):
-        return 0
-    abi = _syscall(
-        _SYS_LANDLOCK_CREATE_RULESET,
-        None,
-        ctypes.c_size_t(0),
-        ctypes.c_uint32(_LANDLOCK_CREATE_RULESET_VERSION),
-    )
-    return int(abi) if abi > 0 else 0
-
-
-def probe(*, disabled: Sequence[str] = ()) -> KernelSupport:
-    """What is available. ``disabled`` (from ``STDIO_EXECUTOR_SANDBOX_DISABLE``) turns a
-    mechanism off as if the kernel lacked it, so "unsupported" can be tested for real."""
-    problems = []
-    abi = 0 if "landlock" in disabled else _landlock_abi()
-    if abi == 0:
-        problems.append(
-            "Landlock is disabled" if "landlock" in disabled else "this kernel has no Landlock"
-        )
-    userns = False
-    if "userns" in disabled:
-        problems.append("user namespaces are disabled")
-    elif sys.platform.startswith("linux"):
-        userns = _can_unshare_user()
-        if not userns:
-            problems.append("this system does not allow unprivileged user namespaces")
-    return KernelSupport(abi, userns, "; ".join(problems))
-
-
-def _can_unshare_user() -> bool:
-    """Try it in a throwaway child: the only reliable test (sysctls, AppArmor and seccomp
-    policies of container runtimes all get a say)."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
-        code = 0 if _unshare(_CLONE_NEWUSER | _CLONE_NEWNS | _CLONE_NEWNET) == 0 else 1
-        os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status) == 0
 
 
 def _handled(abi: int) -> int:

@@ -427,7 +427,7 @@ def build_sandbox(
             False, "none", "unrestricted", reason=why, held_back=settings.held_back
         )
         return Sandbox(status, settings, workspace)
-    from .kernel import probe
+    from .probe import probe
 
     support = probe(disabled=disabled)
     bwrap = None

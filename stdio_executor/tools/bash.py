@@ -32,6 +32,7 @@ from ..permissions.readonly import harden_git
 from ..processes import Child, ChildSetup, read_until_exit, spawn_group, stop_group, supervised
 from ..sandbox.plan import Spawn
 from .base import Tool, ToolContext, ToolOutcome
+from .files.results import input_error
 from .inputs import BashInput, parse
 from .output import OutputSink, complete_utf8
 
@@ -73,9 +74,23 @@ class _Call(msgspec.Struct, frozen=True):
     description: str = ""
 
 
+# Linux passes one argument of at most 32 pages (MAX_ARG_STRLEN), NUL included, and the
+# command is one argument of `bash -c`: a longer one cannot start at all (E2BIG). Refused
+# when validated, before it costs a parse or a trip through the spawner.
+MAX_COMMAND_BYTES = 32 * 4096 - 1
+
+
 class BashTool(Tool):
     def validate(self, raw: Mapping[str, Any]) -> _Call:
         value = parse(self.spec.name, BashInput, raw)
+        size = len(value.command.encode("utf-8", "surrogatepass"))
+        if size > MAX_COMMAND_BYTES:
+            raise input_error(
+                self.spec.name,
+                "command",
+                f"is {size} bytes; Linux passes at most {MAX_COMMAND_BYTES} bytes as one "
+                "argument (MAX_ARG_STRLEN). Write the script to a file and run the file.",
+            )
         timeout = value.timeout
         if not isinstance(timeout, float) or not timeout > 0:  # also NaN
             timeout = DEFAULT_TIMEOUT_MS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stdio_executor.permissions.bash_syntax import analyze, split_simple_commands
+from stdio_executor.permissions.bash_syntax import MAX_ANALYZED, analyze, split_simple_commands
 
 
 @pytest.mark.parametrize(
@@ -234,3 +234,15 @@ def test_a_file_name_is_an_option_to_a_glob(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("y\n")
     assert "PWN1" in _run(tmp_path, "sort *")
     assert "PWN3" in _run(tmp_path, "sort ${X:---output=PWN3}")
+
+
+def test_long_and_pathological_lines_are_judged_like_short_ones() -> None:
+    # Many brackets without a closer are literal; one closer at the very end makes a glob.
+    assert analyze("ls " + "[" * 50_000).read_only
+    assert not analyze("sort " + "[a" * 20_000 + "]").read_only
+    assert analyze("sort x" + "{" * 50_000).read_only
+    assert analyze("sort " + "{}" * 20_000 + "{a,b}").read_only  # expands to "{}{}...a" ...
+    assert not analyze("sort " + "{}" * 20_000 + " {-ox,a}").read_only
+    # Past MAX_ANALYZED a line is not looked at at all: not read-only, whatever it holds.
+    assert not analyze("ls " + "a " * MAX_ANALYZED).read_only
+    assert split_simple_commands("ls " + "a " * MAX_ANALYZED) is None

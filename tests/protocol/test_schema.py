@@ -40,7 +40,7 @@ def test_schema_names_every_command_and_event() -> None:
 
 
 def test_checked_in_tool_schemas_match_the_input_structs() -> None:
-    assert tool_schemas._PATH.read_bytes() == tool_schemas.render(), (
+    assert pathlib.Path(tool_schemas._PATH).read_bytes() == tool_schemas.render(), (
         "stdio_executor/tools/schemas.json is stale: run `python -m stdio_executor.tools.schemas`"
     )
 

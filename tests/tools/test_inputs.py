@@ -172,3 +172,25 @@ def test_the_daemon_refuses_unknown_keys_and_honours_known_ones(tmp_path: Path) 
             f"An unexpected parameter `sudo` was provided{TAIL}"
         )
         drain(daemon, "d1")
+
+
+def test_a_command_longer_than_one_kernel_argument_is_refused_and_the_longest_runs(
+    tmp_path: Path,
+) -> None:
+    # `bash -c COMMAND`: the kernel refuses one argument over 32 pages (E2BIG). The longest
+    # that fits runs (multi-byte characters counted as bytes); one byte more is refused when
+    # validated, and the daemon (and its spawner) serve the next call as before.
+    longest = "echo " + "é" * ((131071 - 5) // 2)
+    assert len(longest.encode()) == 131071
+    with run_daemon(tmp_path) as daemon:
+        daemon.send(tool_use("fits", {"command": longest}))
+        fits = daemon.result("fits")
+        assert fits.meta.status == "success" and fits.meta.output_bytes == 131067
+        drain(daemon, "d1")
+        daemon.send(tool_use("over", {"command": longest + "x"}))
+        over = daemon.result("over")
+        assert over.meta.status == "invalid_input"
+        assert "is 131072 bytes; Linux passes at most 131071 bytes" in str(over.content)
+        drain(daemon, "d2")
+        daemon.send(tool_use("after", {"command": "echo still here"}))
+        assert daemon.result("after").content == "still here"
