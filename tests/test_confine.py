@@ -56,3 +56,22 @@ def test_case_is_folded_on_a_case_insensitive_file_system(tmp_path: Path) -> Non
     confine = Confinement([str(tmp_path / "Work")], ignore_case=True)
     assert confine.contains(str(tmp_path / "work" / "a.txt"))
     assert not Confinement([str(tmp_path / "Work")]).contains(str(tmp_path / "work" / "a"))
+
+
+def test_a_forked_child_names_its_own_descriptors(tmp_path: Path) -> None:
+    (tmp_path / "parent.txt").write_text("p")
+    (tmp_path / "child.txt").write_text("c")
+    confine = Confinement([str(tmp_path)])
+    fd = _opened(tmp_path / "parent.txt")
+    assert confine.where(fd, "") == str(tmp_path / "parent.txt")  # /proc opened in the parent
+    os.close(fd)
+    pid = os.fork()
+    if pid == 0:  # the child: the same descriptor number now names another file
+        code = 1
+        try:
+            mine = _opened(tmp_path / "child.txt")
+            code = 0 if confine.where(mine, "") == str(tmp_path / "child.txt") else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

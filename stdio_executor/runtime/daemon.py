@@ -84,7 +84,7 @@ from .inbox import (
     TurnAbort,
 )
 from .runner import CallRunner
-from .stdio import StdioFds, WireWriter, read_chunks
+from .stdio import StdioFds, WireWriter, feed_chunks
 from .to_wire import event_for
 from .toolset import ServerTools, ToolSet
 
@@ -420,12 +420,15 @@ class Daemon:
     async def _read_input(self) -> None:
         framer = LineFramer(self.config.max_line_bytes)
         put = self.inbox.put
+
+        def on_chunk(chunk: bytes) -> None:
+            for line in framer.feed(chunk):
+                put(self._decode_line(line))
+            if self.journal is not None:
+                self.journal.flush()
+
         try:
-            async for chunk in read_chunks(self.fds, self.wire.backlog_waiter):
-                for line in framer.feed(chunk):
-                    put(self._decode_line(line))
-                if self.journal is not None:
-                    self.journal.flush()
+            await feed_chunks(self.fds, on_chunk, self.wire.backlog_waiter)
             for line in framer.eof():
                 put(self._decode_line(line))
             if self.journal is not None:

@@ -10,9 +10,9 @@ watchers and the stdin reader alike.
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 
-import anyio
 import msgspec
 
 from ..core import Outcome
@@ -84,11 +84,17 @@ InboxItem = (
 
 
 class Inbox:
-    """A deque and a wake-up: cheaper than a memory stream when batches are large."""
+    """A deque and a wake-up: cheaper than a memory stream when batches are large.
+
+    The wake-up is a bare asyncio future (the daemon runs on anyio's asyncio backend): an
+    ``anyio.Event`` per wait cost a backend lookup and a wrapper on every idle wake-up of
+    the loop, which one call at a time pays per call (bench/NOTES.md). A cancelled wait
+    (anyio cancels the task) cancels the future; the next wait makes a new one.
+    """
 
     def __init__(self) -> None:
         self._items: deque[InboxItem] = deque()
-        self._event: anyio.Event | None = None
+        self._waiter: asyncio.Future[None] | None = None
 
     @property
     def pending(self) -> bool:
@@ -96,14 +102,17 @@ class Inbox:
 
     def put(self, item: InboxItem) -> None:
         self._items.append(item)
-        if self._event is not None:
-            self._event.set()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def get_all(self) -> list[InboxItem]:
         while not self._items:
-            self._event = anyio.Event()
-            await self._event.wait()
-            self._event = None
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
         items = list(self._items)
         self._items.clear()
         return items

@@ -6,15 +6,18 @@ library or child prints can corrupt the stream), reading input in large chunks w
 thread hop, and the single writer of the output stream.
 Must not: parse or interpret messages.
 
-Reading: the fd is made non-blocking and awaited with ``anyio.wait_readable`` (a pipe, a
-socket or a terminal); a regular file or /dev/null, which epoll refuses, is read with plain
-reads and a checkpoint between chunks. Writing: events are appended to one buffer and
-written with as few syscalls as possible; when the host is slow to read, the rest waits for
-``wait_writable`` and the reader pauses, so memory stays bounded.
+Reading: the fd is made non-blocking; a pipe, a socket or a terminal is read by a reader
+callback the event loop runs as soon as it is readable (``feed_chunks``: no task per
+wake-up, no epoll registration per chunk); a regular file or /dev/null,
+which epoll refuses, is read with plain reads and a checkpoint between chunks. Writing:
+events are appended to one buffer and written with as few syscalls as possible; when the
+host is slow to read, the rest waits for ``wait_writable`` and the reader pauses, so memory
+stays bounded.
 """
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 from collections.abc import AsyncIterator, Callable
@@ -28,7 +31,7 @@ from .fds import StdioFds, _pollable, _set_nonblocking
 if TYPE_CHECKING:
     from ..journal import Journal
 
-__all__ = ["StdioFds", "WireWriter", "read_chunks"]
+__all__ = ["StdioFds", "WireWriter", "feed_chunks", "read_chunks"]
 
 _CHUNK = 65536
 # Stop reading commands while this much output waits for the host.
@@ -62,6 +65,71 @@ async def read_chunks(
         yield chunk
         if not pollable:
             await anyio.lowlevel.checkpoint()
+
+
+async def feed_chunks(
+    fds: StdioFds,
+    on_chunk: Callable[[bytes], None],
+    backlog: Callable[[], anyio.Event | None] | None = None,
+) -> None:
+    """Hand input to ``on_chunk`` as it arrives, in chunks of up to 64 KiB; return at EOF.
+
+    On a pipe, a socket or a terminal the chunk is read and handed over inside the loop's
+    reader callback, which stays registered: a line reaches the inbox in the same loop
+    iteration that saw it arrive. ``anyio.wait_readable`` per chunk (register the fd, wake a
+    task, unregister) cost one more loop iteration and two ``epoll_ctl`` on every idle
+    wake-up (bench/NOTES.md). Like ``read_chunks``, it reads all there
+    is before the core runs (a host that writes everything before it reads gets the same
+    slack as before). The reader is unregistered while output backlog pauses reading (a
+    level-triggered reader left registered would spin).
+    """
+    fd = fds.input_fd
+    if not _pollable(fd):
+        async for chunk in read_chunks(fds, backlog):
+            on_chunk(chunk)
+        return
+    _set_nonblocking(fds, fd)
+    loop = asyncio.get_running_loop()
+    while True:
+        if backlog is not None:
+            waiter = backlog()
+            if waiter is not None:
+                await waiter.wait()
+        stop: asyncio.Future[bool] = loop.create_future()  # True: end of input
+
+        def readable(stop: asyncio.Future[bool] = stop) -> None:
+            if stop.done():
+                return
+            try:
+                while True:  # as read_chunks does: all there is, unless output backs up
+                    if backlog is not None and backlog() is not None:
+                        loop.remove_reader(fd)
+                        stop.set_result(False)  # paused until the host reads our output
+                        return
+                    try:
+                        chunk = os.read(fd, _CHUNK)
+                    except BlockingIOError:
+                        return
+                    except OSError as exc:
+                        if exc.errno not in (errno.EIO, errno.EBADF):
+                            raise
+                        chunk = b""  # a terminal that went away reads as EOF
+                    if not chunk:
+                        loop.remove_reader(fd)
+                        stop.set_result(True)
+                        return
+                    on_chunk(chunk)
+            except BaseException as exc:  # the awaiting task raises it
+                loop.remove_reader(fd)
+                stop.set_exception(exc)
+
+        loop.add_reader(fd, readable)
+        try:
+            at_eof = await stop
+        finally:
+            loop.remove_reader(fd)
+        if at_eof:
+            return
 
 
 class WireWriter:
