@@ -386,6 +386,18 @@ class ProcessRegistry:
 _Fd = int | None
 
 
+_DEVNULL_FD = -1
+
+
+def _devnull() -> int:
+    """One /dev/null of ours for every child that gets it (opening it costs two system
+    calls a call; the child gets its own copy through the spawner's socket)."""
+    global _DEVNULL_FD
+    if _DEVNULL_FD < 0:
+        _DEVNULL_FD = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    return _DEVNULL_FD
+
+
 def _child_end(spec: _Fd, inherit: int, for_reading: bool) -> tuple[int, int | None, bool]:
     """(fd for the child, our end of a pipe or None, whether the child's fd is ours to close)."""
     if spec is None:
@@ -394,7 +406,7 @@ def _child_end(spec: _Fd, inherit: int, for_reading: bool) -> tuple[int, int | N
         r, w = os.pipe()
         return (r, w, True) if for_reading else (w, r, True)
     if spec == subprocess.DEVNULL:
-        return os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC), None, True
+        return _devnull(), None, False
     if spec < 0:
         raise ValueError(f"unsupported stdio spec {spec}")
     return spec, None, False

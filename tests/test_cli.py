@@ -190,29 +190,42 @@ def imported_before(tmp_path: Path, *args: str, stdin: bytes) -> dict[str, set[s
     ``-X importtime`` writes a line to stderr as each import statement's module finishes
     loading (``importlib.import_module``, which the tool registry uses, is not listed), and
     the daemon's events go to stdout: with both on one pipe, the pipe's order is the order
-    of the writes.
-    Input comes from a file, so all of it is there before the event loop starts and the
-    start-up work kept for idle moments (the warm-up of every tool) cannot run first.
+    of the writes. The input is in its pipe before the daemon starts, and the pipe stays
+    open until the first result: waiting when the event loop starts, as a host's first call
+    usually is, so the start-up work kept for idle moments (the spawner, the warm-up of
+    every tool) must not go before it.
     """
-    commands = tmp_path / "commands.ndjson"
-    commands.write_bytes(stdin)
-    with commands.open("rb") as source:
-        out = subprocess.run(
-            [sys.executable, "-X", "importtime", "-m", "stdio_executor", *args],
-            stdin=source,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            cwd=tmp_path,
-            timeout=60,
-        )
-    assert out.returncode == 0, out.stdout.decode()
+    read_end, write_end = os.pipe()
+    os.write(write_end, stdin)
+    daemon = subprocess.Popen(
+        [sys.executable, "-X", "importtime", "-m", "stdio_executor", *args],
+        stdin=read_end,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        cwd=tmp_path,
+    )
+    os.close(read_end)
+    assert daemon.stdout is not None
     seen: set[str] = set()
     at: dict[str, set[str]] = {}
-    for line in out.stdout.decode().splitlines():
-        if line.startswith("import time:"):
-            seen.add(line.rsplit("|", 1)[-1].strip())
-        elif line.startswith("{"):
-            at.setdefault(json.loads(line)["type"], set(seen))
+    lines = []
+    try:
+        for raw in daemon.stdout:
+            line = raw.decode()
+            lines.append(line)
+            if line.startswith("import time:"):
+                seen.add(line.rsplit("|", 1)[-1].strip())
+            elif line.startswith("{"):
+                kind = json.loads(line)["type"]
+                at.setdefault(kind, set(seen))
+                if kind == "tool_result":
+                    os.close(write_end)  # EOF: the daemon finishes and exits
+                    write_end = -1
+    finally:
+        if write_end != -1:
+            os.close(write_end)
+        returncode = daemon.wait(timeout=60)
+    assert returncode == 0, "".join(lines)
     return at
 
 
@@ -255,6 +268,7 @@ def test_the_first_read_loads_no_module_it_does_not_need(tmp_path: Path) -> None
         "stdio_executor.permissions.readonly",
         "stdio_executor.permissions.bash_syntax",
         "stdio_executor.hooks.runner",
+        "pickle",  # the spawner's wire: it starts when the daemon is first idle
         "tree_sitter",
         "jsonschema",
         "pydantic",

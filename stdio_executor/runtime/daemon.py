@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import anyio
 import anyio.abc
-import anyio.lowlevel
 import msgspec
 
 from .. import PARENT_AT_START
@@ -72,6 +71,7 @@ from ..tools.host import HostBridge, HostTool
 from ..tools.session import Session
 from . import jobs
 from .admission import Call, admit
+from .fds import _pollable
 from .framing import LineFramer, TooLong
 from .inbox import (
     Eof,
@@ -180,6 +180,7 @@ class Daemon:
         # Start-up work nothing waits for yet (the spawner, the sandbox's namespace): done
         # the first time the loop has nothing to do, so it never delays the first call.
         self._when_idle = list(when_idle)
+        self._input_ended = False
 
     # ------------------------------------------------------------------------ life
 
@@ -227,10 +228,8 @@ class Daemon:
                 await self.wire.flush()
 
     async def _own_core(self) -> None:
-        # Let the reader take what the host already sent, so that it counts as work.
-        await anyio.lowlevel.checkpoint()
         while True:
-            if self._when_idle and not self.inbox.pending:
+            if self._when_idle and not self.inbox.pending and not self._input_waiting():
                 self._idle()
             if self._stopping is not None:
                 timeout = self._stop_deadline - time.monotonic()
@@ -245,6 +244,19 @@ class Daemon:
             if self.core.finished:
                 self._stopping = EXIT_OK
                 return
+
+    def _input_waiting(self) -> bool:
+        """Whether the host sent bytes the reader has not taken yet: they are work, and the
+        idle-time start-up work must not go before them. (The reader takes input in the
+        loop's reader callback, a loop iteration or two after the loop starts.) Asked only
+        until that work is done; a regular file, always "readable", and input past its end
+        never hold it back."""
+        fd = self.fds.input_fd
+        if self._input_ended or not _pollable(fd):
+            return False
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        return bool(poller.poll(0))
 
     def _idle(self) -> None:
         hooks, self._when_idle = self._when_idle, []
@@ -278,6 +290,7 @@ class Daemon:
             event = InterruptRequested("abort", item.request_id, turn=item.turn)
             self._perform(self.core.handle(event))
         elif isinstance(item, Eof):
+            self._input_ended = True
             log.debug("stdin closed; finishing what was sent")
             self.gate.on_input_closed()
             self.host.on_input_closed()

@@ -9,6 +9,7 @@ So every kill path is crossed with every technique in one daemon per path.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -287,3 +288,38 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat[stat.rindex(")") + 2] not in "ZX"
+
+
+# ------------------------------------------------------------ the spawner dies alone
+
+
+@pytest.mark.parametrize("containment", ["namespace", "userns"])
+def test_a_spawner_killed_alone_takes_its_calls_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, containment: str
+) -> None:
+    """Every spawner process (the one the daemon started, its pid-1 fork, the sandbox
+    helpers) SIGKILLed at once, as `pkill -9 -f _spawner` would: no process of the running
+    call survives (the spawner's PID namespace holds every call's, or each command has a
+    parent-death signal), the call gets its result, and the next call runs."""
+    _layer(monkeypatch, containment)
+    with run_daemon(tmp_path) as d:
+        d.send(tool_use("run", SPAWN + "; sleep 30"))
+        all_started(d)
+        spawners = [
+            pid
+            for pid in marked_processes(d.mark)
+            if b"_spawner.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
+        ]
+        assert spawners
+        for pid in spawners:
+            with contextlib.suppress(ProcessLookupError):  # gone with the one before
+                os.kill(pid, signal.SIGKILL)
+        result = d.wait_for(is_result("run"), timeout=15)
+        assert isinstance(result, ToolResult) and result.is_error
+        assert wait_until(lambda: not escapees(d.mark), timeout=SETTLE_S), (
+            f"survived the spawner ({containment}): {describe(escapees(d.mark))}"
+        )
+        d.send({"type": "drain"})  # the failed call's turn ends; the next is a new turn
+        d.send(tool_use("next", "echo still here"))
+        following = d.wait_for(is_result("next"), timeout=15)
+        assert isinstance(following, ToolResult) and following.content == "still here"
