@@ -6,6 +6,7 @@ files; each row is checked through both users, on real paths.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -77,3 +78,65 @@ def test_braces_are_globs_alone() -> None:
     assert not re.fullmatch(path_regex("{a,b}.txt"), "a.txt")
     with pytest.raises(re.error):
         expand_braces("{a,b}" * 9)
+
+
+def test_a_directory_swapped_for_a_symlink_during_the_walk_is_not_followed(
+    tmp_path: Path,
+) -> None:
+    """The walk opens each directory relative to its parent, never following a symlink: one
+    swapped in after the parent was listed (here, while the first match is looked at) leads
+    nowhere. By path, the walk would have listed what the link points at."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "a.txt").write_text("a")
+    (ws / "sub" / "b.txt").write_text("b")
+    outside.mkdir()
+    (outside / "secret.txt").write_text("s")
+
+    class SwapOnFirstLook:
+        swapped = False
+
+        def hides(self, path: str, st: object = None) -> bool:
+            if not self.swapped:
+                self.swapped = True
+                (ws / "sub" / "b.txt").unlink()
+                (ws / "sub").rmdir()
+                (ws / "sub").symlink_to(outside, target_is_directory=True)
+            return False
+
+    hidden = SwapOnFirstLook()
+    found = glob_files(str(ws), "**/*.txt", lambda: None, hidden).content
+    assert hidden.swapped
+    assert found == str(ws / "a.txt")
+
+
+def test_a_tree_deeper_than_the_open_directories_allowed_is_walked_whole(
+    tmp_path: Path,
+) -> None:
+    deep = tmp_path.joinpath(*[f"d{i}" for i in range(80)])
+    deep.mkdir(parents=True)
+    (deep / "bottom.txt").write_text("b")
+    (tmp_path / "top.txt").write_text("t")
+    fds_before = len(os.listdir("/proc/self/fd"))
+    found = str(glob_files(str(tmp_path), "**/*.txt", lambda: None).content).splitlines()
+    assert sorted(found) == sorted([str(deep / "bottom.txt"), str(tmp_path / "top.txt")])
+    assert len(os.listdir("/proc/self/fd")) == fds_before  # every directory closed
+
+
+def test_a_walk_given_up_midway_closes_every_directory(tmp_path: Path) -> None:
+    for i in range(3):
+        sub = tmp_path / f"s{i}"
+        sub.mkdir()
+        for j in range(300):
+            (sub / f"f{j}.txt").write_text("")
+
+    class GiveUp(Exception):
+        pass
+
+    def check() -> None:
+        raise GiveUp
+
+    fds_before = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(GiveUp):
+        glob_files(str(tmp_path), "**/*.txt", check)
+    assert len(os.listdir("/proc/self/fd")) == fds_before

@@ -1,9 +1,11 @@
 """The Glob tool: files whose path matches a glob pattern, newest first.
 
 Owns: the walk that finds a pattern's matches (``.git`` skipped, symlinked directories not
-followed, so a link loop cannot trap it; the pattern language is ``globs``, shared with file
-permission rules, plus ``{a,b}`` alternatives, Glob's alone), and the answer: absolute
-paths, newest first by modification time, at most 100.
+followed, so a link loop cannot trap it; directories opened by descriptor, each relative to
+its parent, so one swapped for a symlink mid-walk is not followed either; the pattern
+language is ``globs``, shared with file permission rules, plus ``{a,b}`` alternatives,
+Glob's alone), and the answer: absolute paths, newest first by modification time, at most
+100.
 Files deny rules hide (``session.hidden``) are never listed, by name or identity.
 Must not: hold the event loop for long: a small tree (up to ``INLINE_MAX_ENTRIES`` entries)
 is walked inline, anything larger in a worker thread that checks for cancellation as it goes.
@@ -44,6 +46,8 @@ _CHECK_EVERY_ENTRIES = 512
 INLINE_MAX_ENTRIES = _CHECK_EVERY_ENTRIES
 _SPECIAL = frozenset("*?[{")
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+# Directories a walk holds open at once (one per level it is inside); deeper, it goes by path.
+_MAX_OPEN_DIRS = 64
 
 
 class _GlobCall(msgspec.Struct):  # one per call
@@ -144,35 +148,43 @@ def glob_files(
     """``hidden``: files deny rules hide; never listed, by name or under another name.
     ``confine``: the roots the walk's first directory must lie in, checked on it once open,
     before anything about the file system is answered: ``_Outside`` if it does not,
-    ``_Unopened`` if it cannot be opened to tell."""
+    ``_Unopened`` if it cannot be opened to tell. The walk then goes on from that very
+    descriptor."""
     if os.path.isabs(pattern):
         # An absolute pattern names its own directory: its literal part is the base.
         base, pattern = _split_literal(pattern)
     pattern = _normalize(pattern)
     prefix, rest = _literal_prefix(pattern) if pattern else ([], "")
-    if confine is not None and _confined(base, prefix, rest, confine):
-        pass  # base is a directory: it was just opened as one
-    else:
-        try:
-            st = os.stat(base)
-        except OSError:
-            return tool_error(f"Directory does not exist: {base}")
-        if not stat.S_ISDIR(st.st_mode):
-            return tool_error(f"Path is not a directory: {base}")
-    if not pattern:
-        return ToolOutcome("No files found")
+    opened: int | None = None
+    is_base = False
+    if confine is not None:
+        opened, is_base = _confined(base, prefix, rest, confine)
     try:
-        regex = glob_regex(rest) if rest else None
-    except re.error as exc:
-        return tool_error(f"Invalid glob pattern {pattern!r}: {exc}")
-    start = os.path.normpath(os.path.join(base, *prefix))
-    if regex is None:  # no wildcard at all: the pattern names one file
-        found = _single(start)
-        if found and hidden is not None and hidden.hides(found):
-            found = None
-        return ToolOutcome(found if found else "No files found")
-    depth = None if "**" in rest else rest.count("/")
-    newest, total = _walk(start, regex, depth, check, hidden)
+        if not is_base:  # else base is a directory: it was just opened as one
+            try:
+                st = os.stat(base)
+            except OSError:
+                return tool_error(f"Directory does not exist: {base}")
+            if not stat.S_ISDIR(st.st_mode):
+                return tool_error(f"Path is not a directory: {base}")
+        if not pattern:
+            return ToolOutcome("No files found")
+        try:
+            regex = glob_regex(rest) if rest else None
+        except re.error as exc:
+            return tool_error(f"Invalid glob pattern {pattern!r}: {exc}")
+        start = os.path.normpath(os.path.join(base, *prefix))
+        if regex is None:  # no wildcard at all: the pattern names one file
+            found = _single(start)
+            if found and hidden is not None and hidden.hides(found):
+                found = None
+            return ToolOutcome(found if found else "No files found")
+        depth = None if "**" in rest else rest.count("/")
+        start_fd, opened = opened, None  # the walk closes it
+        newest, total = _walk(start, regex, depth, check, hidden, start_fd)
+    finally:
+        if opened is not None:
+            os.close(opened)
     if not newest:
         return ToolOutcome("No files found")
     paths = [path for _, path in sorted(newest, key=lambda e: (-e[0], e[1]))]
@@ -186,22 +198,35 @@ def glob_files(
 
 
 def _walk(
-    start: str, regex: re.Pattern[str], depth: int | None, check: Check, hidden: Any = None
+    start: str,
+    regex: re.Pattern[str],
+    depth: int | None,
+    check: Check,
+    hidden: Any = None,
+    start_fd: int | None = None,
 ) -> tuple[list[tuple[int, str]], int]:
     """(mtime_ns, path) of the newest matching files under ``start``, and how many matched.
 
+    Directories are walked by descriptor: each below ``start`` (or ``start_fd``, which the
+    walk takes over and closes) is opened relative to its parent with ``O_NOFOLLOW``, so a
+    directory swapped for a symlink during the walk is skipped, never followed, and a file's
+    ``stat`` looks up one name. A directory's descriptor stays open while its subdirectories
+    are walked (depth first): past ``_MAX_OPEN_DIRS`` levels the walk goes on by path.
     A bounded heap keeps memory flat however many files match.
     """
     heap: list[tuple[int, str]] = []
     total = 0
     seen = 0
-    stack: list[tuple[str, str, int]] = [(start, "", 0)]
-    while stack:
-        directory, rel, level = stack.pop()
+
+    def scan(where: int | str, path: str, rel: str, level: int) -> list[str]:
+        """Match one directory's files; return the subdirectories to walk."""
+        nonlocal total, seen
+        subdirs: list[str] = []
         try:
-            entries = os.scandir(directory)
+            entries = os.scandir(where)
         except OSError:
-            continue  # unreadable or vanished: skip it, as find and rg do
+            return subdirs  # unreadable or vanished: skip it, as find and rg do
+        joined = path if path.endswith("/") else path + "/"
         with entries:
             for entry in entries:
                 seen += 1
@@ -212,30 +237,70 @@ def _walk(
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         if name != ".git" and (depth is None or level < depth):
-                            stack.append((entry.path, relpath + "/", level + 1))
+                            subdirs.append(name)
                         continue
                     if not regex.fullmatch(relpath) or not entry.is_file():
                         continue
                     st = entry.stat()
-                    if hidden is not None and hidden.hides(entry.path, st):
+                    full = joined + name
+                    if hidden is not None and hidden.hides(full, st):
                         continue
                     mtime = st.st_mtime_ns
                 except OSError:
                     continue
                 total += 1
-                item = (mtime, entry.path)
+                item = (mtime, full)
                 if len(heap) < MAX_RESULTS:
                     heapq.heappush(heap, item)
                 elif item > heap[0]:
                     heapq.heapreplace(heap, item)
+        return subdirs
+
+    if start_fd is None:
+        try:
+            start_fd = os.open(start, _DIR_FLAGS)
+        except OSError:
+            return heap, total
+    # Frames: [descriptor (-1: by path), path, relative path, level, subdirectories, next].
+    stack: list[list[Any]] = [[start_fd, start, "", 0, [], 0]]
+    try:
+        stack[0][4] = scan(start_fd, start, "", 0)
+        while stack:
+            frame = stack[-1]
+            fd, path, rel, level, subdirs, i = frame
+            if i == len(subdirs):
+                stack.pop()
+                if fd >= 0:
+                    os.close(fd)
+                continue
+            frame[5] = i + 1
+            name = subdirs[i]
+            child = f"{path}{name}" if path.endswith("/") else f"{path}/{name}"
+            child_fd = -1
+            if fd >= 0 and len(stack) < _MAX_OPEN_DIRS:
+                try:
+                    child_fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    continue  # vanished, or no longer a directory (a symlink now)
+            stack.append([child_fd, child, f"{rel}{name}/", level + 1, [], 0])
+            stack[-1][4] = scan(
+                child_fd if child_fd >= 0 else child, child, f"{rel}{name}/", level + 1
+            )
+    finally:
+        for frame in stack:
+            if frame[0] >= 0:
+                os.close(frame[0])
     return heap, total
 
 
-def _confined(base: str, prefix: list[str], rest: str, confine: Confinement) -> bool:
+def _confined(
+    base: str, prefix: list[str], rest: str, confine: Confinement
+) -> tuple[int | None, bool]:
     """Check the directory the call reaches (where the walk starts; for a pattern without
     wildcards, the named file's directory) on its descriptor. Raises ``_Outside`` if it is
-    outside, ``_Unopened`` if it cannot be opened; True when it is ``base`` itself (then
-    known to be a directory)."""
+    outside, ``_Unopened`` if it cannot be opened. Returns the open descriptor of the walk's
+    start (None for a pattern without wildcards: nothing is walked), and whether the
+    directory is ``base`` itself (then known to be a directory)."""
     start = os.path.normpath(os.path.join(base, *prefix))
     reached = start if rest else os.path.dirname(start)
     try:
@@ -243,12 +308,15 @@ def _confined(base: str, prefix: list[str], rest: str, confine: Confinement) -> 
         fd = os.open(reached, _DIR_FLAGS)
     except OSError:
         raise _Unopened from None
+    keep = False
     try:
         if not confine.holds(fd, reached):
             raise _Outside(reached, confine.where(fd, reached))
+        keep = bool(rest)
     finally:
-        os.close(fd)
-    return reached == os.path.normpath(base)
+        if not keep:
+            os.close(fd)
+    return (fd if keep else None), reached == os.path.normpath(base)
 
 
 def _single(path: str) -> str | None:
