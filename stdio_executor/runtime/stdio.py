@@ -124,6 +124,9 @@ async def feed_chunks(
                 stop.set_exception(exc)
 
         loop.add_reader(fd, readable)
+        # What is there already is read now, not one loop iteration later: at start the
+        # loop counts the host's first lines as work before it does start-up chores.
+        readable()
         try:
             at_eof = await stop
         finally:

@@ -40,7 +40,7 @@ from .results import (
     outside_now,
     tool_error,
 )
-from .text import IMAGE_EXTENSIONS, SNIFF_BYTES, TextCodec, image_type, looks_binary
+from .text import IMAGE_EXTENSIONS, SNIFF_BYTES, UTF_8, TextCodec, image_type, looks_binary
 
 __all__ = ["INLINE_MAX_BYTES", "ReadTool"]
 
@@ -182,7 +182,8 @@ def _render(
         return tool_error(
             f"{path} has a {extension} extension but is not a png, jpeg, gif or webp image."
         )
-    codec = TextCodec.detect(head, complete=rest is None)
+    # ASCII (most source files) is UTF-8 with no BOM: no trial decode needed.
+    codec = UTF_8 if head.isascii() else TextCodec.detect(head, complete=rest is None)
     if looks_binary(head, codec, extension):
         return tool_error(
             f"{path} appears to be a binary file. Read shows text files and png, jpeg, gif "
@@ -254,7 +255,7 @@ def _number_text(text: str, call: _ReadCall) -> tuple[int, str]:
     window = lines[call.offset - 1 : call.offset - 1 + call.limit]
     if "\r" in text:
         window = [line.removesuffix("\r") for line in window]
-    if window and max(map(len, window)) > MAX_LINE_CHARS:
+    if len(text) > MAX_LINE_CHARS and window and max(map(len, window)) > MAX_LINE_CHARS:
         window = [_cut(line, len(line)) for line in window]
     end = call.offset + len(window)
     if end <= len(_PREFIXES):
