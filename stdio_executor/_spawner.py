@@ -142,8 +142,9 @@ class Spawner:
         # report pipe -> (call id, pid, what it said so far): calls still starting
         self.pending: dict[int, tuple[int, int, bytearray]] = {}
         self.mode = "pidns" if nested else ""  # or "userns+pidns", "subreaper", "group"
-        # Set-ups shared by many calls (``shared`` spawns: the sandbox), each done once in
-        # a helper (``_Helper``), which then starts those calls as we start ours.
+        # Set-ups shared by many calls (spawns with a ``share_key``: the sandbox's), each
+        # done once in a helper (``_helper_main``), which then starts those calls as we
+        # start ours; keyed by ``(pre_exec, share_key)``.
         self.helpers: dict[Any, _Helper] = {}
         self.delegated: dict[int, _Helper] = {}  # call id -> the helper that runs it
         self.applied = False  # we are a helper: the set-up is done, requests' is ignored
