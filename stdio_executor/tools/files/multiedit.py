@@ -12,10 +12,8 @@ line endings are Edit's (``write``), and the stamp is renewed after writing.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,13 +22,21 @@ import anyio.from_thread
 import anyio.to_thread
 import msgspec
 
+from ...confine import Confinement
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import MultiEditInput, parse
 from ..session import Session
+from .confined_io import Outside, read_bytes, replace_atomically
 from .read import INLINE_MAX_BYTES
-from .results import Check, input_error, missing_path, no_check, tool_error
+from .results import Check, input_error, missing_path, no_check, outside_now, tool_error
 from .text import UTF_8, TextCodec, looks_binary
-from .write import INLINE_MAX_CHARS, _existing, _unread_or_changed, replace_text
+from .write import (
+    INLINE_MAX_CHARS,
+    _existing,
+    _inside_as_written,
+    _unread_or_changed,
+    replace_text,
+)
 
 __all__ = ["MultiEditTool", "atomic_write"]
 
@@ -53,6 +59,8 @@ class _MultiEditCall(msgspec.Struct, frozen=True):
 
 
 class MultiEditTool(Tool):
+    confines = True  # ``ctx.confine`` is checked on every descriptor before a byte changes
+
     def validate(self, raw: Mapping[str, Any]) -> _MultiEditCall:
         value = parse(self.spec.name, MultiEditInput, raw)
         if not value.file_path:
@@ -73,6 +81,8 @@ class MultiEditTool(Tool):
     def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
         call: _MultiEditCall = value
         path = ctx.resolve(call.file_path)
+        if not _inside_as_written(path, ctx):
+            return None
         try:
             st = os.stat(path)
         except OSError:
@@ -83,17 +93,30 @@ class MultiEditTool(Tool):
             or call.chars > INLINE_MAX_CHARS
         ):
             return None
-        return multi_edit(path, call, ctx.session, no_check)
+        try:
+            return multi_edit(path, call, ctx.session, no_check, ctx.confine)
+        except Outside:
+            return None  # the path led outside: judged again in full, in the call's task
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _MultiEditCall = value
         path = ctx.resolve(call.file_path)
-        return await anyio.to_thread.run_sync(
-            multi_edit, path, call, ctx.session, anyio.from_thread.check_cancelled
-        )
+        try:
+            return await anyio.to_thread.run_sync(
+                multi_edit, path, call, ctx.session, anyio.from_thread.check_cancelled, ctx.confine
+            )
+        except Outside as outside:
+            return outside_now(self.spec.name, path, outside.where)
 
 
-def multi_edit(path: str, call: _MultiEditCall, session: Session, check: Check) -> ToolOutcome:
+def multi_edit(
+    path: str,
+    call: _MultiEditCall,
+    session: Session,
+    check: Check,
+    confine: Confinement | None = None,
+) -> ToolOutcome:
+    """Raises ``Outside`` when ``confine`` is given and the path leads outside it."""
     check()
     existing = _existing(path)
     if isinstance(existing, ToolOutcome):
@@ -108,8 +131,7 @@ def multi_edit(path: str, call: _MultiEditCall, session: Session, check: Check) 
         if refusal is not None:
             return refusal
         try:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = read_bytes(path, confine)
         except OSError as exc:
             return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
         codec = TextCodec.detect(data, complete=True)
@@ -151,7 +173,7 @@ def multi_edit(path: str, call: _MultiEditCall, session: Session, check: Check) 
             "file was left as it is. Use only characters of that encoding, or rewrite the file "
             "with Write (which stores it as UTF-8)."
         )
-    failure = atomic_write(path, out, session)
+    failure = atomic_write(path, out, session, confine)
     if failure is not None:
         return failure
     edits = "edit" if total == 1 else "edits"
@@ -175,41 +197,19 @@ def _shown(s: str) -> str:
     return s if len(s) <= _SHOWN_CHARS else s[:_SHOWN_CHARS] + "…"
 
 
-def atomic_write(path: str, data: bytes, session: Session) -> ToolOutcome | None:
+def atomic_write(
+    path: str, data: bytes, session: Session, confine: Confinement | None = None
+) -> ToolOutcome | None:
     """Replace the file's contents with ``data`` all at once and renew the read stamp.
 
     The bytes go to a temporary file in the same directory, which then takes the file's
     place (``rename`` is atomic on one file system). The target of a symbolic link is
     replaced, not the link. A hard-linked file or one owned by another user is rewritten in
-    place instead: a rename would split the link or change the owner.
+    place instead: a rename would split the link or change the owner. Raises ``Outside``
+    (nothing written) when the path leads outside ``confine`` (``confined_io``).
     """
     try:
-        real = os.path.realpath(path)
-        parent = os.path.dirname(real)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        try:
-            st: os.stat_result | None = os.stat(real)
-        except FileNotFoundError:
-            st = None
-        if st is None or st.st_nlink > 1 or st.st_uid != os.geteuid():
-            # A new file has nothing to keep whole; open() applies the umask to its mode.
-            with open(real, "wb") as f:
-                f.write(data)
-        else:
-            fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(real)}.", dir=parent or ".")
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.chmod(tmp, stat.S_IMODE(st.st_mode))
-                os.replace(tmp, real)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        session.remember_read(path, os.stat(path))
+        session.remember_read(path, replace_atomically(path, data, confine))
     except OSError as exc:
         return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
     return None

@@ -24,11 +24,13 @@ import anyio.from_thread
 import anyio.to_thread
 import msgspec
 
+from ...confine import Confinement
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import UNSET, NotebookEditInput, parse
 from ..session import Session
+from .confined_io import Outside, read_bytes
 from .multiedit import atomic_write
-from .results import Check, input_error, tool_error
+from .results import Check, input_error, outside_now, tool_error
 from .write import _existing, _unread_or_changed
 
 __all__ = ["NotebookEditTool"]
@@ -46,6 +48,8 @@ class _NotebookCall(msgspec.Struct, frozen=True):
 
 
 class NotebookEditTool(Tool):
+    confines = True  # ``ctx.confine`` is checked on every descriptor before a byte changes
+
     def validate(self, raw: Mapping[str, Any]) -> _NotebookCall:
         value = parse(self.spec.name, NotebookEditInput, raw)
         if not value.notebook_path:
@@ -72,12 +76,27 @@ class NotebookEditTool(Tool):
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _NotebookCall = value
         path = ctx.resolve(call.notebook_path)
-        return await anyio.to_thread.run_sync(
-            edit_notebook, path, call, ctx.session, anyio.from_thread.check_cancelled
-        )
+        try:
+            return await anyio.to_thread.run_sync(
+                edit_notebook,
+                path,
+                call,
+                ctx.session,
+                anyio.from_thread.check_cancelled,
+                ctx.confine,
+            )
+        except Outside as outside:
+            return outside_now(self.spec.name, path, outside.where)
 
 
-def edit_notebook(path: str, call: _NotebookCall, session: Session, check: Check) -> ToolOutcome:
+def edit_notebook(
+    path: str,
+    call: _NotebookCall,
+    session: Session,
+    check: Check,
+    confine: Confinement | None = None,
+) -> ToolOutcome:
+    """Raises ``Outside`` when ``confine`` is given and the path leads outside it."""
     check()
     if os.path.splitext(path)[1] != ".ipynb":
         return tool_error(
@@ -93,8 +112,7 @@ def edit_notebook(path: str, call: _NotebookCall, session: Session, check: Check
     if refusal is not None:
         return refusal
     try:
-        with open(path, "rb") as f:
-            notebook = json.loads(f.read())
+        notebook = json.loads(read_bytes(path, confine))
     except OSError as exc:
         return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
     except ValueError:  # JSONDecodeError and UnicodeDecodeError
@@ -139,7 +157,7 @@ def edit_notebook(path: str, call: _NotebookCall, session: Session, check: Check
         result = f"Updated cell {_label(cell, index)} with {_shown(call.new_source)}"
 
     text = json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-    failure = atomic_write(path, text.encode("utf-8", "surrogatepass"), session)
+    failure = atomic_write(path, text.encode("utf-8", "surrogatepass"), session, confine)
     return failure or ToolOutcome(result)
 
 

@@ -1,6 +1,7 @@
 """The Write and Edit tools, and the read-before-write rule they share.
 
-Owns: writing a file (parents created), replacing text in one, the rule that an existing
+Owns: writing a file (parents created; every descriptor checked against the workspace before
+a byte changes, ``confined_io``), replacing text in one, the rule that an existing
 file must have been Read in this session and be unchanged on disk since (the stamp Read
 left in ``Session.read_files``; both tools renew it after writing so they can follow each
 other), and keeping a file's encoding and line endings across an Edit.
@@ -24,11 +25,13 @@ import anyio.from_thread
 import anyio.to_thread
 import msgspec
 
+from ...confine import Confinement
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import EditInput, WriteInput, parse
 from ..session import FileStamp, Session
+from .confined_io import Outside, read_bytes, write_in_place
 from .read import INLINE_MAX_BYTES, MAX_LINE_CHARS
-from .results import Check, input_error, missing_path, no_check, tool_error
+from .results import Check, input_error, missing_path, no_check, outside_now, tool_error
 from .text import SNIFF_BYTES, UTF_8, TextCodec, looks_binary, match_line_endings
 
 __all__ = ["EditTool", "WriteTool", "replace_text"]
@@ -58,6 +61,8 @@ class _EditCall(msgspec.Struct, frozen=True):
 
 
 class WriteTool(Tool):
+    confines = True  # ``ctx.confine`` is checked on every descriptor before a byte changes
+
     def validate(self, raw: Mapping[str, Any]) -> _WriteCall:
         value = parse(self.spec.name, WriteInput, raw)
         if not value.file_path:
@@ -70,19 +75,28 @@ class WriteTool(Tool):
 
     def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
         call: _WriteCall = value
-        if len(call.content) > INLINE_MAX_CHARS:
+        path = ctx.resolve(call.file_path)
+        if len(call.content) > INLINE_MAX_CHARS or not _inside_as_written(path, ctx):
             return None
-        return write_file(ctx.resolve(call.file_path), call, ctx.session, no_check)
+        try:
+            return write_file(path, call, ctx.session, no_check, ctx.confine)
+        except Outside:
+            return None  # the path led outside: judged again in full, in the call's task
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _WriteCall = value
         path = ctx.resolve(call.file_path)
-        return await anyio.to_thread.run_sync(
-            write_file, path, call, ctx.session, anyio.from_thread.check_cancelled
-        )
+        try:
+            return await anyio.to_thread.run_sync(
+                write_file, path, call, ctx.session, anyio.from_thread.check_cancelled, ctx.confine
+            )
+        except Outside as outside:
+            return outside_now(self.spec.name, path, outside.where)
 
 
 class EditTool(Tool):
+    confines = True  # ``ctx.confine`` is checked on every descriptor before a byte changes
+
     def validate(self, raw: Mapping[str, Any]) -> _EditCall:
         value = parse(self.spec.name, EditInput, raw)
         if not value.file_path:
@@ -101,6 +115,8 @@ class EditTool(Tool):
     def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
         call: _EditCall = value
         path = ctx.resolve(call.file_path)
+        if not _inside_as_written(path, ctx):
+            return None
         try:
             st = os.stat(path)
         except OSError:
@@ -111,20 +127,33 @@ class EditTool(Tool):
             or len(call.new_string) > INLINE_MAX_CHARS
         ):
             return None
-        return edit_file(path, call, ctx.session, no_check)
+        try:
+            return edit_file(path, call, ctx.session, no_check, ctx.confine)
+        except Outside:
+            return None  # the path led outside: judged again in full, in the call's task
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _EditCall = value
         path = ctx.resolve(call.file_path)
-        return await anyio.to_thread.run_sync(
-            edit_file, path, call, ctx.session, anyio.from_thread.check_cancelled
-        )
+        try:
+            return await anyio.to_thread.run_sync(
+                edit_file, path, call, ctx.session, anyio.from_thread.check_cancelled, ctx.confine
+            )
+        except Outside as outside:
+            return outside_now(self.spec.name, path, outside.where)
 
 
 # ------------------------------------------------------------------------------ Write
 
 
-def write_file(path: str, call: _WriteCall, session: Session, check: Check) -> ToolOutcome:
+def write_file(
+    path: str,
+    call: _WriteCall,
+    session: Session,
+    check: Check,
+    confine: Confinement | None = None,
+) -> ToolOutcome:
+    """Raises ``Outside`` when ``confine`` is given and the path leads outside it."""
     check()
     existing = _existing(path)
     if isinstance(existing, ToolOutcome):
@@ -134,7 +163,7 @@ def write_file(path: str, call: _WriteCall, session: Session, check: Check) -> T
         refusal = _unread_or_changed(session, path, existing)
         if refusal is not None:
             return refusal
-        codec = _codec_of(path)
+        codec = _codec_of(path, confine)
     content = call.content
     if codec.bom:
         content = content.removeprefix("\ufeff")  # the model copied the mark it was shown
@@ -143,7 +172,7 @@ def write_file(path: str, call: _WriteCall, session: Session, check: Check) -> T
     except UnicodeEncodeError:
         # A Latin-1 file rewritten with text Latin-1 lacks (or a lone surrogate: "?").
         data = content.encode("utf-8", "replace")
-    failure = _put(path, data, session)
+    failure = _put(path, data, session, confine)
     if failure is not None:
         return failure
     if existing is None:
@@ -151,10 +180,9 @@ def write_file(path: str, call: _WriteCall, session: Session, check: Check) -> T
     return ToolOutcome(f"The file {path} has been updated.")
 
 
-def _codec_of(path: str) -> TextCodec:
+def _codec_of(path: str, confine: Confinement | None) -> TextCodec:
     try:
-        with open(path, "rb") as f:
-            head = f.read(SNIFF_BYTES)
+        head = read_bytes(path, confine, SNIFF_BYTES)
     except OSError:
         return UTF_8
     return TextCodec.detect(head, complete=len(head) < SNIFF_BYTES)
@@ -163,7 +191,14 @@ def _codec_of(path: str) -> TextCodec:
 # ------------------------------------------------------------------------------- Edit
 
 
-def edit_file(path: str, call: _EditCall, session: Session, check: Check) -> ToolOutcome:
+def edit_file(
+    path: str,
+    call: _EditCall,
+    session: Session,
+    check: Check,
+    confine: Confinement | None = None,
+) -> ToolOutcome:
+    """Raises ``Outside`` when ``confine`` is given and the path leads outside it."""
     check()
     existing = _existing(path)
     if isinstance(existing, ToolOutcome):
@@ -172,14 +207,13 @@ def edit_file(path: str, call: _EditCall, session: Session, check: Check) -> Too
         if call.old_string:
             return missing_path(path)
         # An empty old_string creates the file, as in Claude Code.
-        failure = _put(path, call.new_string.encode("utf-8", "replace"), session)
+        failure = _put(path, call.new_string.encode("utf-8", "replace"), session, confine)
         return failure or ToolOutcome(f"File created successfully at: {path}")
     refusal = _unread_or_changed(session, path, existing)
     if refusal is not None:
         return refusal
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_bytes(path, confine)
     except OSError as exc:
         return tool_error(f"Cannot read {path}: {exc.strerror or exc}")
     codec = TextCodec.detect(data, complete=True)
@@ -203,7 +237,7 @@ def edit_file(path: str, call: _EditCall, session: Session, check: Check) -> Too
             "the file was left as it is. Use only characters of that encoding, or rewrite "
             "the file with Write (which stores it as UTF-8)."
         )
-    failure = _put(path, out, session)
+    failure = _put(path, out, session, confine)
     if failure is not None:
         return failure
     snippet = _snippet(new_text, index, new)
@@ -276,6 +310,12 @@ def _snippet(text: str, index: int, new: str) -> str:
 # ----------------------------------------------------------------------------- shared
 
 
+def _inside_as_written(path: str, ctx: ToolContext) -> bool:
+    """Whether an inline run may open ``path`` at all: one outside the roots as written is
+    judged in full first (it asks or is denied), and nothing outside is opened on the way."""
+    return ctx.confine is None or ctx.confine.contains(path)
+
+
 def _existing(path: str) -> os.stat_result | ToolOutcome | None:
     """The file's stat, ``None`` if there is no file yet, or the error to report."""
     try:
@@ -300,15 +340,13 @@ def _unread_or_changed(session: Session, path: str, st: os.stat_result) -> ToolO
     return None
 
 
-def _put(path: str, data: bytes, session: Session) -> ToolOutcome | None:
-    """Write the bytes in place (mode, owner and links kept) and renew the stamp."""
+def _put(
+    path: str, data: bytes, session: Session, confine: Confinement | None
+) -> ToolOutcome | None:
+    """Write the bytes in place (mode, owner and links kept; parents created) and renew the
+    stamp. Raises ``Outside`` (nothing written) when the path leads outside ``confine``."""
     try:
-        parent = os.path.dirname(path)
-        if parent:
-            os.makedirs(parent, exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(data)
-        session.remember_read(path, os.stat(path))
+        session.remember_read(path, write_in_place(path, data, confine))
     except OSError as exc:
         return tool_error(f"Cannot write {path}: {exc.strerror or exc}")
     return None
