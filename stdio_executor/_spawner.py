@@ -346,10 +346,10 @@ class Spawner:
         while chunk := _read_retrying(err_r):
             report += chunk
         os.close(err_r)
-        if report:
+        if report != _READY:
             ours.close()
             errno, _, message = report.decode(errors="replace").partition(":")
-            raise OSError(int(errno or 1), message)
+            raise OSError(int(errno or 1), message or "the sandbox helper exited while starting")
         helper = _Helper(ours)
         self.helpers[key] = helper
         return helper
@@ -682,6 +682,7 @@ _TERMINATING = frozenset(
         signal.SIGALRM,
     }
 )
+_READY = b"ready"  # what a helper writes on its report pipe once it serves
 _MAX_HELPERS = 4  # distinct shared set-ups kept (a sandbox plan changes rarely)
 PR_SET_DUMPABLE = 4
 
@@ -726,12 +727,16 @@ def _helper_main(
         if _libc.unshare(CLONE_NEWPID) != 0:
             errno = ctypes.get_errno()
             raise OSError(errno, f"unshare(pid): {os.strerror(errno)}")
+        first = int(os.readlink("/proc/self"))
         if os.fork() != 0:
             os._exit(0)  # our child is pid 1 of the new namespace; it reparents to the spawner
-        # Wait for that (an orphan pid 1 goes to the spawner, the reaper of its namespace),
-        # then tie ourselves to the spawner.
-        while _ppid_outside() != parent.host_pid:
+        # Wait for that (an orphan goes to the spawner, the reaper of the namespace the one
+        # that made us is in), then tie ourselves to the spawner. Any other new parent: the
+        # spawner is not what we think; go.
+        while (ppid := _ppid_outside()) == first:
             select.select([], [], [], 0.001)
+        if ppid != parent.host_pid:
+            return
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if _ppid_outside() != parent.host_pid:
             return
@@ -748,6 +753,7 @@ def _helper_main(
     except BaseException as exc:
         _report(err_w, exc)
         return
+    os.write(err_w, _READY)  # an early return above says nothing: the spawner sees failure
     os.close(err_w)
     helper.run()
 
