@@ -215,13 +215,20 @@ def test_a_control_file_still_asks_in_accept_edits_mode(ws: Path) -> None:
         assert (ws / ".git" / "config").read_text() == "[core]\n"
 
 
-def test_a_tool_that_does_not_check_its_own_file_is_confined_by_the_policy(
+def test_a_tool_that_does_not_check_what_it_opens_is_confined_by_the_policy(
     ws: Path, outside: Path
 ) -> None:
+    """LS does not check its directory on a descriptor (``Tool.confines`` is false): the
+    gate judges each call, and a path outside is refused even with nothing else to object."""
+    (ws / "outdir").symlink_to(outside)
     with run_daemon(ws, *BYPASS) as d:
-        d.send(tool_use("w", {"file_path": str(outside / "new.txt"), "content": "x"}, name="Write"))
-        assert status(d.result("w")) == (True, "denied")
-        assert not (outside / "new.txt").exists()
+        for i, path in enumerate([outside, ws / "outdir"]):
+            d.send(tool_use(f"ls{i}", {"path": str(path)}, name="LS"))
+            result = d.result(f"ls{i}")
+            assert status(result) == (True, "denied"), result
+            assert "secret.txt" not in str(result.content)
+        d.send(tool_use("in", {"path": str(ws)}, name="LS"))
+        assert "notes.txt" in str(d.result("in").content)
 
 
 _SANDBOX = probe()
