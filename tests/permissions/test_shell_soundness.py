@@ -10,7 +10,11 @@ rule ``Bash(rm:*)`` must match or say it cannot be sure (the call then asks).
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import shutil
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -93,17 +97,43 @@ def traced_commands(command: str) -> list[str]:
         return _traced(command, Path(cwd))
 
 
+# The only program the traced lines can find: bash (a line hands code to a shell). Not
+# `/bin/bash` in the lines themselves: a spliced `*` would make that a glob over the real
+# /bin (`/bin/bash*` runs /bin/bashbug, which loops on an editor); `bash*` only globs the
+# line's own scratch directory.
+_BIN = Path(tempfile.mkdtemp(prefix="soundness-bin-"))
+(_BIN / "bash").symlink_to("/bin/bash")
+atexit.register(shutil.rmtree, _BIN, True)
+
+
 def _traced(command: str, cwd: Path) -> list[str]:
-    done = subprocess.run(
+    # A line still running after the timeout is killed with all it started, its trace so
+    # far kept (what it ran before is what the tests ask about).
+    env = {
+        "PATH": str(_BIN),
+        "PS4": "+ ",
+        # SHELLOPTS=xtrace: a bash the line starts (`bash -c`, a here-string fed to bash)
+        # traces its commands too.
+        "SHELLOPTS": "xtrace",
+        "TERM": "dumb",
+        "HOME": str(cwd),
+    }
+    proc = subprocess.Popen(
         ["/bin/bash", "-x", "-c", command],
         cwd=cwd,
-        # SHELLOPTS=xtrace: a bash the line starts (`/bin/bash -c`, a here-string fed to
-        # bash) traces its commands too.
-        env={"PATH": "/nonexistent", "PS4": "+ ", "SHELLOPTS": "xtrace"},
+        env=env,
         stdin=subprocess.DEVNULL,
-        capture_output=True,
-        timeout=10,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
+    try:
+        _, stderr = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        _, stderr = proc.communicate()
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, b"", stderr)
     traced = []
     for line in done.stderr.decode(errors="replace").splitlines():
         stripped = line.lstrip("+")
@@ -179,10 +209,10 @@ RM_FRAGMENTS = [
     "trap 'rm x' EXIT",
     "source <(echo rm)",
     ". <(echo rm x)",
-    "/bin/bash -c rm",
-    "/bin/bash <<< rm",
-    "/bin/bash <<< 'rm x'",
-    "echo rm | /bin/bash",
+    "bash -c rm",
+    "bash <<< rm",
+    "bash <<< 'rm x'",
+    "echo rm | bash",
     "eval r\\m",
     "shopt -s expand_aliases; alias ls=rm\nls",
     "${x:-r}m",
