@@ -121,6 +121,50 @@ def _map_ids(pid: int) -> None:
     _write(f"/proc/{pid}/gid_map", f"{gid} {gid} 1")
 
 
+# A SOCK_SEQPACKET message must fit the socket's buffer (~208 KiB by default): a request
+# whose environment or command is larger travels in a memfd passed along with it, announced
+# by a ("large",) message. The daemon's side of this is ``processes.ProcessRegistry._send_now``
+# (this module imports nothing of the package).
+_INLINE_MAX = 32 * 1024
+
+
+def _send_raw(sock: socket.socket, data: bytes, fds: list[int]) -> None:
+    if len(data) > _INLINE_MAX:
+        carrier = _carrier(data)
+        try:
+            socket.send_fds(sock, [pickle.dumps(("large",))], [*fds, carrier])
+        finally:
+            os.close(carrier)
+    elif fds:
+        socket.send_fds(sock, [data], fds)
+    else:
+        sock.send(data)
+
+
+def _carrier(data: bytes) -> int:
+    fd = os.memfd_create("stdio-executor-request", os.MFD_CLOEXEC)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def _unwrap(data: bytes, fds: list[int]) -> tuple[bytes, Any]:
+    """The request as sent, and its message: a ("large",) one is read from its carrier
+    (the last fd), which is closed and taken off ``fds``."""
+    message = pickle.loads(data)
+    if message[0] != "large":
+        return data, message
+    carrier = fds.pop()
+    try:
+        with os.fdopen(os.dup(carrier), "rb") as f:
+            data = f.read()
+    finally:
+        os.close(carrier)
+    return data, pickle.loads(data)
+
+
 def _send(sock: socket.socket, message: tuple[Any, ...]) -> None:
     # The daemon gone: the EOF on our next read ends everything.
     with contextlib.suppress(OSError):
@@ -302,7 +346,7 @@ class Spawner:
                 if message[4] is None:  # "the same as the last": not the last it saw
                     raw = pickle.dumps((*message[:4], self.env, *message[5:]))
                 helper.env_version = self.env_version
-            socket.send_fds(helper.sock, [raw], fds)
+            _send_raw(helper.sock, raw, fds)
         except OSError as exc:
             _send(self.sock, ("failed", call_id, exc.errno or 1, _describe(exc)))
             return
@@ -654,7 +698,7 @@ class Spawner:
                 self.shutdown()
             if not data:
                 self.shutdown()
-            message = pickle.loads(data)
+            data, message = _unwrap(data, fds)
             kind = message[0]
             if kind == "spawn":
                 _, call_id, argv, cwd, env, flags, pre_exec, args, share_key = message
@@ -780,7 +824,7 @@ def _which(name: str, env: dict[str, str]) -> str:
 def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
     # Not socket.recv_fds: it drops its flags argument (3.11), and we must not block.
     flags = socket.MSG_DONTWAIT | getattr(socket, "MSG_CMSG_CLOEXEC", 0)
-    data, ancdata, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(3 * 4), flags)
+    data, ancdata, _, _ = sock.recvmsg(1 << 20, socket.CMSG_SPACE(4 * 4), flags)
     fds = array.array("i")
     for level, kind, payload in ancdata:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:

@@ -93,6 +93,8 @@ KILL_GRACE_S = float(os.environ.get("STDIO_EXECUTOR_KILL_GRACE", "1.0"))
 _CLOSE_WAIT_S = 3.0
 # How long a request waits for room in the spawner's socket before the spawner counts as lost.
 _SEND_WAIT_S = 10.0
+# The largest request sent as one socket message (the spawner's ``_INLINE_MAX``).
+_INLINE_MAX = 32 * 1024
 # Sent to the daemon when the thread that started it exits (Linux). Not SIGTERM: in a
 # multithreaded host that thread may exit while the host lives on, so the signal is only a
 # prompt to compare getppid() with the parent we had (``_watch_parent`` does).
@@ -307,7 +309,21 @@ class ProcessRegistry:
 
     def _send_now(self, data: bytes, fds: Sequence[int]) -> None:
         assert self._sock is not None
-        if fds:
+        if len(data) > _INLINE_MAX:
+            # Larger than a SOCK_SEQPACKET message may be (a big environment): the request
+            # travels in a memfd, announced by ("large",) (``_spawner._unwrap``).
+            import pickle
+
+            carrier = os.memfd_create("stdio-executor-request", os.MFD_CLOEXEC)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(carrier, view) :]
+                os.lseek(carrier, 0, os.SEEK_SET)
+                socket.send_fds(self._sock, [pickle.dumps(("large",))], [*fds, carrier])
+            finally:
+                os.close(carrier)
+        elif fds:
             socket.send_fds(self._sock, [data], list(fds))
         else:
             self._sock.send(data)
