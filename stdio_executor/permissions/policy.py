@@ -167,7 +167,7 @@ class Policy:
             return None
         if facts.name == "Bash":
             command = str(facts.tool_input.get("command", ""))
-            rule, _ = bash_first_match(command, self._parse(command), deny)
+            rule, _ = bash_first_match(command, self._parse(command), deny, facts.cwd)
             return self._denied_by(facts, rule) if rule else None
         if facts.file_access is not None or facts.name in PATH_TOOLS:
             for target in self._targets(facts):
@@ -189,13 +189,13 @@ class Policy:
         parsed = self._parse(command) if any(r.bash for r in (*deny, *ask, *allow)) else None
         unsure: Rule | None = None
         if deny:
-            rule, unsure = bash_first_match(command, parsed, deny)
+            rule, unsure = bash_first_match(command, parsed, deny, facts.cwd)
             if rule is not None:
                 return self._denied_by(facts, rule)
         if self.mode == "plan" and not facts.read_only:
             return self._plan(facts)
         if ask:
-            rule, unsure_ask = bash_first_match(command, parsed, ask)
+            rule, unsure_ask = bash_first_match(command, parsed, ask, facts.cwd)
             if rule is not None:
                 return Decision("ask", f"ask rule {rule.describe()}", firm=True)
             unsure = unsure or unsure_ask

@@ -23,8 +23,10 @@ only when *every* simple command is allowed and the line is plain (see ``shell``
 
 from __future__ import annotations
 
+import functools
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 
 import msgspec
@@ -159,6 +161,8 @@ class BashPattern(msgspec.Struct, frozen=True):
     literal: str | None
     # The program the rule is about, or None if its first word has a wildcard.
     program: re.Pattern[str] | None
+    # The same, as a name to look up in PATH (None: a wildcard in it).
+    program_name: str | None = None
 
     @classmethod
     def compile(cls, spec: str) -> BashPattern:
@@ -179,7 +183,8 @@ class BashPattern(msgspec.Struct, frozen=True):
         first = words[0]
         program = None if any(isinstance(p, _Wild) for p in first) else re.compile(pieces[0])
         literal = None if wilds or legacy else spec.strip()
-        return cls(spec, re.compile(regex, re.DOTALL), literal, program)
+        name = "".join(p for p in first if isinstance(p, str)) if program is not None else None
+        return cls(spec, re.compile(regex, re.DOTALL), literal, program, name)
 
     def matches(self, text: str) -> bool:
         return self.regex.fullmatch(text) is not None
@@ -483,11 +488,13 @@ def _program_text(word: Word) -> str | None:
     return text
 
 
-def _candidates(command: SimpleCommand, depth: int) -> Iterator[_Candidate]:
+def _candidates(
+    command: SimpleCommand, depth: int, who: _Identities | None = None
+) -> Iterator[_Candidate]:
     for word in command.assignments:
         if _risky_assignment(word):
             yield _UNKNOWN_CANDIDATE
-    yield from _expand(list(command.words), depth, 0)
+    yield from _expand(list(command.words), depth, 0, who)
 
 
 def _risky_assignment(word: Word) -> bool:
@@ -495,7 +502,9 @@ def _risky_assignment(word: Word) -> bool:
     return _PROGRAM_VARIABLES.fullmatch(name.lstrip("-")) is not None
 
 
-def _expand(words: list[Word], depth: int, hops: int) -> Iterator[_Candidate]:
+def _expand(
+    words: list[Word], depth: int, hops: int, who: _Identities | None = None
+) -> Iterator[_Candidate]:
     if not words:
         return
     text = _program_text(words[0])
@@ -505,6 +514,14 @@ def _expand(words: list[Word], depth: int, hops: int) -> Iterator[_Candidate]:
     if text is not None and "/" in text and os.path.basename(text):
         base = os.path.basename(text)  # `/bin/rm` is `rm` to a deny rule
         yield _Candidate(canonical([Word(base, base), *words[1:]]), certain, _quote(base))
+    if text is not None and who is not None:
+        # The rule's program under another name: a symlink or hard link to it (`./x` made
+        # by `ln -s /bin/rm x`), or a path that does not exist yet (made earlier in the line).
+        named = who.name_of(text)
+        if named is _NOT_THERE:
+            yield _UNKNOWN_CANDIDATE
+        elif named is not None and named != os.path.basename(text):
+            yield _Candidate(canonical([Word(named, named), *words[1:]]), certain, _quote(named))
     if text is None:
         return
     name = os.path.basename(text)
@@ -524,9 +541,9 @@ def _expand(words: list[Word], depth: int, hops: int) -> Iterator[_Candidate]:
             if not parsed.ok:
                 yield _UNKNOWN_CANDIDATE
             for sub in parsed.commands:
-                yield from _candidates(sub, depth + 1)
+                yield from _candidates(sub, depth + 1, who)
         elif isinstance(item, list):
-            yield from _expand(item, depth, hops + 1)
+            yield from _expand(item, depth, hops + 1, who)
         else:
             yield _UNKNOWN_CANDIDATE
     if not inner and name not in _NON_RUNNERS and not handled(name):
@@ -544,10 +561,11 @@ def _expand(words: list[Word], depth: int, hops: int) -> Iterator[_Candidate]:
 
 
 def bash_first_match(
-    command: str, parsed: ParsedCommand | None, rules: Sequence[Rule]
+    command: str, parsed: ParsedCommand | None, rules: Sequence[Rule], cwd: str | None = None
 ) -> tuple[Rule | None, Rule | None]:
     """The first rule (deny or ask) that matches any part of the command line, and, if
-    none does, a rule that might match a part only known at run time."""
+    none does, a rule that might match a part only known at run time. ``cwd``: where the
+    line runs, to tell which file a program path names (None: programs by name only)."""
     for rule in rules:
         if rule.bash is None:
             return rule, None
@@ -558,10 +576,11 @@ def bash_first_match(
     if parsed is None:
         parsed = parse(command)
     unsure: Rule | None = None
+    who = None if cwd is None else _Identities.of(rules, cwd)
     # The scheduler's lexer reads the line a second time: a deny rule must see what either
     # parser sees, should one of them misread it.
     for simple in (*parsed.commands, *_lexed(command)):
-        for candidate in _candidates(simple, 0):
+        for candidate in _candidates(simple, 0, who):
             for rule in rules:
                 assert rule.bash is not None
                 if candidate.text and rule.bash.matches(candidate.text):
@@ -578,6 +597,69 @@ def bash_first_match(
 
 
 _CONTINUATION = re.compile(r"\S\\\n|\\\n\S")
+
+_NOT_THERE = "\0not there"
+
+
+class _Identities:
+    """Which rule program a command word names, by the file it runs: a symlink or a hard
+    link is the same program under another name. A copy is not (the sandbox, not the
+    parser, limits what it can do)."""
+
+    __slots__ = ("cwd", "files")
+
+    def __init__(self, files: dict[tuple[int, int], str], cwd: str) -> None:
+        self.files = files
+        self.cwd = cwd
+
+    @classmethod
+    def of(cls, rules: Sequence[Rule], cwd: str) -> _Identities | None:
+        names = tuple(
+            sorted({r.bash.program_name for r in rules if r.bash and r.bash.program_name})
+        )
+        files = _program_files(names, os.environ.get("PATH", os.defpath))
+        return cls(dict(files), cwd) if files else None
+
+    def name_of(self, word: str) -> str | None:
+        """The rule program ``word`` runs, ``_NOT_THERE`` for a path to nothing (yet), or
+        None."""
+        if "/" in word:
+            path = os.path.join(self.cwd, os.path.expanduser(word))
+            try:
+                st = os.stat(path)
+            except FileNotFoundError:
+                return _NOT_THERE
+            except OSError:
+                return None
+        else:
+            found = shutil.which(word)
+            if found is None:
+                return None  # a builtin, a function, or not found at all
+            try:
+                st = os.stat(found)
+            except OSError:
+                return None
+        return self.files.get((st.st_dev, st.st_ino))
+
+
+@functools.lru_cache(maxsize=32)
+def _program_files(names: tuple[str, ...], path: str) -> tuple[tuple[tuple[int, int], str], ...]:
+    found = []
+    for name in names:
+        where = shutil.which(name, path=path)
+        if where is None:
+            continue
+        real = os.path.realpath(where)
+        if os.path.basename(real) != name:
+            # A link to a file of another name (`rm -> busybox`): a multi-call binary, which
+            # chooses what to do by the name it is called, so another name is not `rm`.
+            continue
+        try:
+            st = os.stat(real)
+        except OSError:
+            continue
+        found.append(((st.st_dev, st.st_ino), name))
+    return tuple(found)
 
 
 def _names_program(rule: Rule, tokens: Sequence[str]) -> bool:
