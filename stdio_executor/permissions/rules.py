@@ -617,7 +617,7 @@ class _Identities:
         names = tuple(
             sorted({r.bash.program_name for r in rules if r.bash and r.bash.program_name})
         )
-        files = _program_files(names, os.environ.get("PATH", os.defpath))
+        files = _program_files(names, os.pathsep.join(os.get_exec_path()))
         return cls(dict(files), cwd) if files else None
 
     def name_of(self, word: str) -> str | None:
