@@ -10,7 +10,7 @@ files are made relative to a directory descriptor that passed it, with ``O_EXCL`
 confinement (an allow rule or the host granted the path as given) the same calls run
 without the check.
 Must not: decide permissions (the gate does) or word results (the tools do; ``Outside``
-says where the path led).
+says where the path led, and ``run_edit`` turns it into ``results.outside_now``).
 """
 
 from __future__ import annotations
@@ -19,10 +19,24 @@ import contextlib
 import os
 import secrets
 import stat
+from collections.abc import Callable
+from typing import Any
+
+import anyio.from_thread
+import anyio.to_thread
 
 from ...confine import Confinement
+from ..base import ToolContext, ToolOutcome
+from .results import outside_now
 
-__all__ = ["Outside", "open_dir", "read_bytes", "replace_atomically", "write_in_place"]
+__all__ = [
+    "Outside",
+    "open_dir",
+    "read_bytes",
+    "replace_atomically",
+    "run_edit",
+    "write_in_place",
+]
 
 _READ = os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
 # Without O_TRUNC: the file is emptied only once the descriptor passed the check. O_NONBLOCK:
@@ -169,3 +183,16 @@ def replace_atomically(path: str, data: bytes, confine: Confinement | None) -> o
         return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
     finally:
         os.close(dir_fd)
+
+
+async def run_edit(
+    tool: str, edit: Callable[..., ToolOutcome], path: str, call: Any, ctx: ToolContext
+) -> ToolOutcome:
+    """``edit(path, call, session, check, confine)`` in a worker thread (which finishes a
+    write once started); a path that led outside since the call was judged is a denial."""
+    try:
+        return await anyio.to_thread.run_sync(
+            edit, path, call, ctx.session, anyio.from_thread.check_cancelled, ctx.confine
+        )
+    except Outside as outside:
+        return outside_now(tool, path, outside.where)

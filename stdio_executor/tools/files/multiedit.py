@@ -17,18 +17,15 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-import anyio.from_thread
-import anyio.to_thread
 import msgspec
 
 from ...confine import Confinement
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import MultiEditInput, parse
 from ..session import Session
-from .confined_io import Outside, read_bytes, replace_atomically
+from .confined_io import Outside, read_bytes, replace_atomically, run_edit
 from .read import INLINE_MAX_BYTES
-from .results import Check, input_error, missing_path, no_check, outside_now, tool_error
+from .results import Check, input_error, missing_path, no_check, tool_error
 from .text import UTF_8, TextCodec, looks_binary
 from .write import (
     INLINE_MAX_CHARS,
@@ -100,13 +97,7 @@ class MultiEditTool(Tool):
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _MultiEditCall = value
-        path = ctx.resolve(call.file_path)
-        try:
-            return await anyio.to_thread.run_sync(
-                multi_edit, path, call, ctx.session, anyio.from_thread.check_cancelled, ctx.confine
-            )
-        except Outside as outside:
-            return outside_now(self.spec.name, path, outside.where)
+        return await run_edit(self.spec.name, multi_edit, ctx.resolve(call.file_path), call, ctx)
 
 
 def multi_edit(

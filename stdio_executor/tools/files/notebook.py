@@ -19,18 +19,15 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-import anyio.from_thread
-import anyio.to_thread
 import msgspec
 
 from ...confine import Confinement
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import UNSET, NotebookEditInput, parse
 from ..session import Session
-from .confined_io import Outside, read_bytes
+from .confined_io import read_bytes, run_edit
 from .multiedit import atomic_write
-from .results import Check, input_error, outside_now, tool_error
+from .results import Check, input_error, tool_error
 from .write import _existing, _unread_or_changed
 
 __all__ = ["NotebookEditTool"]
@@ -75,18 +72,9 @@ class NotebookEditTool(Tool):
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _NotebookCall = value
-        path = ctx.resolve(call.notebook_path)
-        try:
-            return await anyio.to_thread.run_sync(
-                edit_notebook,
-                path,
-                call,
-                ctx.session,
-                anyio.from_thread.check_cancelled,
-                ctx.confine,
-            )
-        except Outside as outside:
-            return outside_now(self.spec.name, path, outside.where)
+        return await run_edit(
+            self.spec.name, edit_notebook, ctx.resolve(call.notebook_path), call, ctx
+        )
 
 
 def edit_notebook(

@@ -20,18 +20,15 @@ import stat
 from collections.abc import Mapping
 from typing import Any
 
-import anyio
-import anyio.from_thread
-import anyio.to_thread
 import msgspec
 
 from ...confine import Confinement
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import EditInput, WriteInput, parse
 from ..session import FileStamp, Session
-from .confined_io import Outside, read_bytes, write_in_place
+from .confined_io import Outside, read_bytes, run_edit, write_in_place
 from .read import INLINE_MAX_BYTES, MAX_LINE_CHARS
-from .results import Check, input_error, missing_path, no_check, outside_now, tool_error
+from .results import Check, input_error, missing_path, no_check, tool_error
 from .text import SNIFF_BYTES, UTF_8, TextCodec, looks_binary, match_line_endings
 
 __all__ = ["EditTool", "WriteTool", "replace_text"]
@@ -85,13 +82,7 @@ class WriteTool(Tool):
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _WriteCall = value
-        path = ctx.resolve(call.file_path)
-        try:
-            return await anyio.to_thread.run_sync(
-                write_file, path, call, ctx.session, anyio.from_thread.check_cancelled, ctx.confine
-            )
-        except Outside as outside:
-            return outside_now(self.spec.name, path, outside.where)
+        return await run_edit(self.spec.name, write_file, ctx.resolve(call.file_path), call, ctx)
 
 
 class EditTool(Tool):
@@ -134,13 +125,7 @@ class EditTool(Tool):
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _EditCall = value
-        path = ctx.resolve(call.file_path)
-        try:
-            return await anyio.to_thread.run_sync(
-                edit_file, path, call, ctx.session, anyio.from_thread.check_cancelled, ctx.confine
-            )
-        except Outside as outside:
-            return outside_now(self.spec.name, path, outside.where)
+        return await run_edit(self.spec.name, edit_file, ctx.resolve(call.file_path), call, ctx)
 
 
 # ------------------------------------------------------------------------------ Write
