@@ -13,7 +13,6 @@ line endings are Edit's (``write``), and the stamp is renewed after writing.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,15 +22,13 @@ from ...confine import Confinement
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import MultiEditInput, parse
 from ..session import Session
-from .confined_io import Outside, read_bytes, replace_atomically, run_edit
-from .read import INLINE_MAX_BYTES
-from .results import Check, input_error, missing_path, no_check, tool_error
+from .confined_io import read_bytes, replace_atomically, run_edit
+from .results import Check, input_error, missing_path, tool_error
 from .text import UTF_8, TextCodec, looks_binary
 from .write import (
-    INLINE_MAX_CHARS,
     _existing,
-    _inside_as_written,
     _unread_or_changed,
+    edit_inline,
     replace_text,
 )
 
@@ -77,23 +74,7 @@ class MultiEditTool(Tool):
 
     def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
         call: _MultiEditCall = value
-        path = ctx.resolve(call.file_path)
-        if not _inside_as_written(path, ctx):
-            return None
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_size > INLINE_MAX_BYTES
-            or call.chars > INLINE_MAX_CHARS
-        ):
-            return None
-        try:
-            return multi_edit(path, call, ctx.session, no_check, ctx.confine)
-        except Outside:
-            return None  # the path led outside: judged again in full, in the call's task
+        return edit_inline(multi_edit, ctx.resolve(call.file_path), call, ctx, call.chars)
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _MultiEditCall = value

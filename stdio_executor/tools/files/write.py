@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -106,22 +106,7 @@ class EditTool(Tool):
     def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
         call: _EditCall = value
         path = ctx.resolve(call.file_path)
-        if not _inside_as_written(path, ctx):
-            return None
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        if (
-            not stat.S_ISREG(st.st_mode)
-            or st.st_size > INLINE_MAX_BYTES
-            or len(call.new_string) > INLINE_MAX_CHARS
-        ):
-            return None
-        try:
-            return edit_file(path, call, ctx.session, no_check, ctx.confine)
-        except Outside:
-            return None  # the path led outside: judged again in full, in the call's task
+        return edit_inline(edit_file, path, call, ctx, len(call.new_string))
 
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _EditCall = value
@@ -293,6 +278,25 @@ def _snippet(text: str, index: int, new: str) -> str:
 
 
 # ----------------------------------------------------------------------------- shared
+
+
+def edit_inline(
+    edit: Callable[..., ToolOutcome], path: str, call: Any, ctx: ToolContext, new_chars: int
+) -> ToolOutcome | None:
+    """A small edit of a small existing file, run right here; None: run it in a thread, or
+    (a path that leads outside) judge the call again in full first."""
+    if new_chars > INLINE_MAX_CHARS or not _inside_as_written(path, ctx):
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > INLINE_MAX_BYTES:
+        return None
+    try:
+        return edit(path, call, ctx.session, no_check, ctx.confine)
+    except Outside:
+        return None
 
 
 def _inside_as_written(path: str, ctx: ToolContext) -> bool:
