@@ -122,9 +122,10 @@ _ANY_ARGUMENTS = frozenset(
         "whoami",
     ]
 )
-# Characters after `$` that start an expansion (anything else leaves the `$` literal).
+# Characters after `$` that start an expansion (anything else leaves the `$` literal);
+# `$[...]` is bash's old arithmetic expansion.
 _EXPANSION_START = frozenset(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789{'\"@*#?$!-"
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789{['\"@*#?$!-"
 )
 _WORD_END = " \t\n;&|()<>"
 _WORD_END_RE = re.compile("[ \t\n;&|()<>]")

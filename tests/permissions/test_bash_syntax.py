@@ -117,6 +117,24 @@ EXPANSIONS_THAT_MAY_WRITE_OR_RUN = [
     "sort $1",
     "sort $@",
     "sort -- $X",
+    # invented in the review round
+    "sort $[1]",
+    "git log $[1]",
+    "sort ${!X}",
+    "sort $0",
+    "sort $-",
+    'sort "$X"x',
+    "sort x$'\\n'",
+    "sort {,--output=y}",
+    "sort [-]*",
+    "sort ?",
+    "sort @(a)",
+    "sort *(x)",
+    "ls !(x)",
+    "date +%s$X",
+    "uniq -- *",
+    "git diff -- $X",
+    'find . -name "$X"',
     "uniq *",
     "uniq src/*",
     "uniq {a,b}",
@@ -184,6 +202,15 @@ EXPANSIONS_THAT_ONLY_READ = [
     "sort a$",
     "sort ~/x",
     "find . -name x -print",
+    # invented in the review round
+    "sort x{,--output=y}",  # "x" and "x--output=y": operands
+    "sort 'a'*",
+    "sort \\*",
+    'sort "*"',
+    "sort <<< $X",
+    "jq . -- *",
+    "file -- *",
+    "wc -l ${X:?--files0-from=/etc/passwd}",
 ]
 
 

@@ -107,3 +107,45 @@ def test_a_link_to_a_multi_call_binary_is_judged_by_its_name(
 )
 def test_ordinary_commands_still_run(space: Workspace, command: str) -> None:
     assert _kind(space, command) == "allow"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env ./x zz",
+        "nice -n 5 ./x zz",
+        "timeout 5 ./x zz",
+        "command ./x zz",
+        "exec ./x zz",
+        "bash -c './x zz'",
+        "sh -c 'ls; ./x zz'",
+        "xargs ./x <<< zz",
+        "find . -name zz -exec ./x {} ;",
+        ".//x zz",
+        "sub/../x zz",
+        "'./x' zz",
+        "./\\x zz",
+        "if true; then ./x zz; fi",
+        "f() { ./x zz; }; f",
+    ],
+)
+def test_a_link_is_found_through_wrappers_quotes_and_code_strings(
+    space: Workspace, command: str
+) -> None:
+    # Invented in the review round: the link's name reached through everything a deny rule
+    # already looks through for `rm` itself.
+    assert RM is not None
+    (space.ws / "x").symlink_to(RM)
+    (space.ws / "sub").mkdir()
+    assert _kind(space, command) in ("deny", "ask"), command
+
+
+def test_a_link_in_the_home_directory_is_found(
+    space: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert RM is not None
+    home = space.root / "home"
+    home.mkdir()
+    (home / "del").symlink_to(RM)
+    monkeypatch.setenv("HOME", str(home))
+    assert _kind(space, "~/del zz") == "deny"

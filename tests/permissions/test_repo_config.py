@@ -319,3 +319,27 @@ async def test_trust_workspace_mid_session_lets_the_next_call_run(tmp_path: Path
     assert before.results[0].meta.status == "denied"  # no permission handler: denied
     assert after.results[0].meta.status == "success"
     assert marker.exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git --no-pager log -p -1",
+        "git -P show",
+        "git log -p -1 | head -5",
+        "ls && git show",
+        "(git show)",
+        "{ git show; }",
+        "git show; echo done",
+        "git -c core.pager=cat show",
+        "git --literal-pathspecs show",
+    ],
+)
+def test_every_spelling_of_a_git_line_is_checked(tmp_path: Path, command: str) -> None:
+    # Invented in the review round: git's own options, pipelines, lists, groups.
+    repo = _repo(tmp_path / "repo")
+    marker = tmp_path / "ran"
+    plant_textconv(repo, marker)
+    result = _daemon(repo, command)
+    assert result["meta"]["status"] == "denied", (command, result)
+    assert not marker.exists(), command
