@@ -12,53 +12,22 @@ name inside the workspace): not an escape, and not tested as one.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-import pytest
 from daemon_harness import DaemonProcess, run_daemon, tool_use
+from test_e2e_fast_path import SECRET, answer, outside, request, status, ws
 
-from stdio_executor.protocol import PermissionRequest, ToolResult
+from stdio_executor.protocol import ToolResult
 from stdio_executor.tools.files import listing
 
 BYPASS = ("--permission-mode", "bypassPermissions")
-SECRET = "outside-secret-7f3a"
-
-
-@pytest.fixture
-def outside(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory outside the workspace whose names and text must never come back."""
-    where = tmp_path_factory.mktemp("outside")
-    (where / "secret.txt").write_text(SECRET + "\n")
-    return where
-
-
-@pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    (tmp_path / "notes.txt").write_text("inside\n")
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "x.txt").write_text("x inside\n")
-    return tmp_path
+__all__ = ["outside", "ws"]  # fixtures shared with the Read/Glob race tests
 
 
 def call(d: DaemonProcess, tool_use_id: str, name: str, **raw: Any) -> ToolResult:
     d.send(tool_use(tool_use_id, raw, name=name))
     return d.result(tool_use_id)
-
-
-def status(result: ToolResult) -> tuple[bool, str]:
-    return result.is_error, result.meta.status
-
-
-def request(d: DaemonProcess, tool_use_id: str) -> PermissionRequest:
-    event = d.wait_for(lambda e: isinstance(e, PermissionRequest) and e.tool_use_id == tool_use_id)
-    assert isinstance(event, PermissionRequest)
-    return event
-
-
-def answer(d: DaemonProcess, req: PermissionRequest, decision: str) -> None:
-    d.send({"type": "permission_response", "request_id": req.request_id, "decision": decision})
 
 
 def ask_rule(tool: str) -> tuple[str, str]:
