@@ -11,9 +11,9 @@ swapped in after the permission check leads to a denial). ripgrep never gets the
 directory is searched as ``.`` by a ripgrep started in it through the descriptor
 (``/proc/PID/fd/N`` as its working directory), under the Landlock domain of
 ``rg_sandbox`` where the kernel has one (no read outside that directory, even through a
-subdirectory swapped mid-walk); a file is searched as ripgrep's standard input, the checked
-descriptor itself. The paths ripgrep prints (``./x``, ``<stdin>``) are mapped back to the
-absolute paths the model sees.
+subdirectory swapped mid-walk); a file is given as ``/proc/PID/fd/N``, which opens the very
+inode checked. The paths ripgrep prints (``./x``, the ``/proc`` name) are mapped back to
+the absolute paths the model sees (``_renamer``): the output is what it was.
 Deny rules (``session.hidden``, built by the permission gate): ripgrep is told to skip the
 names it can match itself, and every result line is checked by path and file identity, so
 no line or name of a denied file comes back, even through a hard link or symlink.
@@ -283,7 +283,7 @@ class _Collector:
 
     def __init__(self, call: _GrepCall, limit: int, ctx: ToolContext, hidden: Any = None) -> None:
         self.call = call
-        # How ripgrep's paths become the ones the model sees (``_from_dot``, ``_from_stdin``).
+        # How ripgrep's paths become the ones the model sees (``_renamer``).
         self.rename: Callable[[bytes], bytes] | None = None
         # Files deny rules hide (permissions.hidden.HiddenFiles), and the verdict per path.
         self.hidden = hidden
