@@ -28,9 +28,11 @@ What holds where (docs/sandbox.md has the whole table):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
+import stat
 import sys
 import threading
 import time
@@ -701,15 +703,32 @@ def _walk(
 def _with_hard_links(paths: list[str], roots: Sequence[str], notes: list[str]) -> list[str]:
     """Add the other names of denied files that have more than one link, found under the
     writable roots: a hard link is the same file, and masking one name must not leave
-    another open. Links made later, or outside these roots, are not found."""
+    another open. A denied directory counts for every file below it (``Read(./secrets/**)``
+    masks ``secrets``; a link to ``secrets/key`` elsewhere is the key). Links made later,
+    or outside these roots, are not found."""
     ids: set[tuple[int, int]] = set()
+
+    def linked(st: os.stat_result) -> None:
+        if not stat.S_ISDIR(st.st_mode) and st.st_nlink > 1:
+            ids.add((st.st_dev, st.st_ino))
+
+    def below(p: str) -> list[str]:  # records, never matches: the walk goes everywhere
+        with contextlib.suppress(OSError):
+            linked(os.lstat(p))
+        return []
+
+    trees: list[str] = []
     for p in paths:
         try:
             st = os.stat(p)
         except OSError:
             continue
-        if not os.path.isdir(p) and st.st_nlink > 1:
-            ids.add((st.st_dev, st.st_ino))
+        if stat.S_ISDIR(st.st_mode):
+            trees.append(p)
+        else:
+            linked(st)
+    if trees and not _walk(trees, below)[1]:
+        notes.append("denied directories were searched for hard-linked files in part only")
     if not ids:
         return paths
     extra: list[str] = []
@@ -722,7 +741,8 @@ def _with_hard_links(paths: list[str], roots: Sequence[str], notes: list[str]) -
         return ["Read"] if (st.st_dev, st.st_ino) in ids else []
 
     found, complete = _walk(roots, same)
-    extra = [p for p in found if p not in paths]
+    inside = tuple(t.rstrip("/") + "/" for t in trees)  # masked with their directory
+    extra = [p for p in found if p not in paths and not p.startswith(inside)]
     if not complete:
         notes.append("hard links to denied files were searched in part of the tree only")
     return paths + extra

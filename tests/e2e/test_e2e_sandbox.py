@@ -521,3 +521,38 @@ def test_scripts_that_hooks_run_stay_read_only(tmp_path: Path) -> None:
         bash(d, "h", "echo 'touch /tmp/escaped' >> scripts/check.sh; echo ok > scripts/other.sh")
     assert hook.read_text() == "#!/bin/sh\nexit 0\n"
     assert (tmp_path / "scripts" / "other.sh").exists()
+
+
+@pytest.mark.parametrize(
+    "deny",
+    [
+        {"permissions": {"deny": ["Read(./secrets/**)"]}},
+        {"permissions": {"deny": ["Read(./secrets)"]}},
+        {"permissions": {"deny": ["Read(**/deep/**)"]}},
+        {"sandbox": {"filesystem": {"denyRead": ["./secrets"]}}},
+        {"sandbox": {"filesystem": {"denyRead": ["OUTSIDE"]}}},
+        {"permissions": {"deny": ["Read(/OUTSIDE/**)"]}},
+    ],
+    ids=["dir-glob", "dir", "pattern-dir", "denyRead-dir", "denyRead-outside", "rule-outside"],
+)
+def test_a_file_below_a_denied_directory_is_denied_under_every_name(
+    tmp_path: Path, deny: dict[str, Any]
+) -> None:
+    """A deny on a directory covers the files below it; a hard link to one of them made
+    before the session (another name, anywhere in the workspace) must be masked too."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "secrets" / "deep").mkdir(parents=True)
+    (outside / "deep").mkdir(parents=True)
+    (ws / "secrets" / "deep" / "key.txt").write_text("hunter2-inside\n")
+    (outside / "deep" / "id.txt").write_text("hunter2-outside\n")
+    (ws / "docs").mkdir()
+    os.link(ws / "secrets" / "deep" / "key.txt", ws / "docs" / "notes.txt")
+    os.link(outside / "deep" / "id.txt", ws / "readme.txt")
+    text = json.dumps(deny).replace("/OUTSIDE", "/" + str(outside)).replace("OUTSIDE", str(outside))
+    names = ["docs/notes.txt", "readme.txt", "secrets/deep/key.txt", f"{outside}/deep/id.txt"]
+    with run_daemon(ws, "--settings", text, "--permission-mode", "bypassPermissions") as d:
+        out, _ = bash(d, "r", "; ".join(f"cat {n}" for n in names) + "; echo done")
+    assert "done" in out
+    leaked = [s for s in ("hunter2-inside", "hunter2-outside") if s in out]
+    covered = "outside" if "OUTSIDE" in json.dumps(deny) else "inside"
+    assert f"hunter2-{covered}" not in out, (leaked, out)
