@@ -32,6 +32,7 @@ the settings and the file system's view of the paths.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -88,6 +89,27 @@ class _Target(msgspec.Struct, frozen=True):
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
 
 
+def _other_names(target: _Target) -> str | None:
+    """Why editing a file with other names (hard links) needs approval: the edit changes
+    the file under every name, and another name may be a control file (``.git/config``
+    linked as ``notes.cfg``, by an archive or an earlier session) that no path check sees.
+    Finding every name would take a walk of every file system, so it asks instead."""
+    if target.resolved is None:
+        return None
+    try:
+        st = os.stat(target.resolved)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1:
+        return None
+    others = st.st_nlink - 1
+    return (
+        f"{target.given} has {others} other name{'s' if others > 1 else ''} (hard "
+        f"link{'s' if others > 1 else ''}): an edit changes the file under every name, and "
+        "one of them could be a file that controls what runs next"
+    )
+
+
 def has_assignment_prefix(command: str) -> bool:
     """Whether some simple command starts with ``NAME=value`` (``PATH=. ls``): a read-only
     program then may not be the program that runs. Unparseable lines count as yes."""
@@ -125,7 +147,12 @@ class Policy:
         read_given = given + ([os.path.abspath(spill_dir)] if spill_dir else [])
         self._confinements = {
             "read": Confinement(self._read_roots, ignore_case, read_given),
-            "edit": Confinement(self._roots, ignore_case, given),
+            "edit": Confinement(
+                self._roots, ignore_case, given, one_name=mode != "bypassPermissions"
+            ),
+            # After the host allowed an edit it was asked about (a file with other names
+            # included): the roots still hold, the names were the host's to judge.
+            "edit-answered": Confinement(self._roots, ignore_case, given),
         }
         self._by_tool: dict[str, tuple[tuple[Rule, ...], ...]] = {}
         self.uses_shell_parser = any(
@@ -269,9 +296,12 @@ class Policy:
         decision = self._by_mode(facts)
         return msgspec.structs.replace(decision, confined=True) if confined else decision
 
-    def confinement(self, file_access: str | None) -> Confinement:
-        """The roots a file tool's path must lie in (reading tools: the spill directory too)."""
-        return self._confinements["read" if file_access == "read" else "edit"]
+    def confinement(self, file_access: str | None, *, answered: bool = False) -> Confinement:
+        """The roots a file tool's path must lie in (reading tools: the spill directory too);
+        ``answered``: the host allowed the call when asked."""
+        if file_access == "read":
+            return self._confinements["read"]
+        return self._confinements["edit-answered" if answered else "edit"]
 
     def rules_for(
         self, name: str, aliases: tuple[str, ...], file_access: str | None
@@ -392,7 +422,7 @@ class Policy:
                 for r in allow
             )
             return None if granted else why
-        return None
+        return _other_names(target)
 
     def _rules(self, facts: Facts) -> tuple[tuple[Rule, ...], ...]:
         return self.rules_for(facts.name, facts.aliases, facts.file_access)

@@ -148,6 +148,9 @@ class Sandbox(msgspec.Struct):
     writable: tuple[str, ...] = ()
     deny_read: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
+    # Files (and trees) whose other names in a writable tree join ``read_only`` when the
+    # sandbox is prepared: a walk, kept off the path to ``ready``.
+    linked_sources: tuple[str, ...] = ()
     tmp_dir: str = ""
     mask_dir: str = ""
     abi: int = 0
@@ -201,10 +204,25 @@ class Sandbox(msgspec.Struct):
             if self._failed is not None:
                 raise OSError(self._failed)
             try:
+                self._add_other_names()
                 self._built = self._build()
             except OSError as exc:
                 self._failed = f"the sandbox could not be set up: {exc}"
                 raise OSError(self._failed) from exc
+
+    def _add_other_names(self) -> None:
+        """Other names (hard links made before the session) of the control files, home's
+        included, under the writable trees: read-only too, or ``echo >> notes.cfg``
+        writes ``.git/config`` (Landlock and the bind mounts judge the name)."""
+        if not self.linked_sources:
+            return
+        notes: list[str] = []
+        extra = _other_names(self.linked_sources, self.writable, notes, "control")
+        self.linked_sources = ()
+        for note in notes:
+            log.warning("sandbox: %s", note)
+        if extra:
+            self.read_only = tuple(dict.fromkeys((*self.read_only, *extra)))
 
     @property
     def ready(self) -> bool:
@@ -439,11 +457,13 @@ def build_sandbox(
         return _unsupported(settings, workspace, support.problem, required)
     writable = _writable(workspace, spill_dir, tmp_dir, additional_directories, settings)
     deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
-    read_only = _read_only(workspace, writable, edit_denied, settings, hook_files)
+    read_only, linked_sources = _read_only(workspace, writable, edit_denied, settings, hook_files)
     if bwrap is not None:
-        return _bubblewrap(
+        box = _bubblewrap(
             settings, workspace, bwrap, writable, deny_read, read_only, tmp_dir, base, notes
         )
+        box.linked_sources = linked_sources
+        return box
     enforced = [
         "writes outside the workspace, additionalDirectories, the session temp dir "
         "and sandbox.filesystem.allowWrite (Landlock)"
@@ -493,6 +513,7 @@ def build_sandbox(
         writable=writable,
         deny_read=deny_read,
         read_only=read_only,
+        linked_sources=linked_sources,
         tmp_dir=tmp_dir,
         mask_dir=base,
         abi=support.landlock_abi,
@@ -583,7 +604,7 @@ def _read_only(
     edit_denied: Sequence[str],
     settings: SandboxSettings,
     hook_files: Sequence[str],
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The control files (the permission layer's list, ``permissions.protected``) and the
     Edit/denyWrite paths that lie under a writable tree: those need a read-only mount (the
     rest is read-only through Landlock already). ``.git`` as a whole stays writable, so
@@ -603,7 +624,9 @@ def _read_only(
         else:
             out.append(path)
     out += [*edit_denied, *settings.deny_write]
-    return tuple(p for p in dict.fromkeys(out) if _under_any(p, writable))
+    # All of them, home's included, are sources of other names (Sandbox.linked_sources).
+    everything = tuple(dict.fromkeys(out))
+    return tuple(p for p in everything if _under_any(p, writable)), everything
 
 
 def _pins(protected: Sequence[str], writable: Sequence[str]) -> list[str]:
@@ -659,7 +682,7 @@ def _deny_paths(
         if not complete:
             notes.append(f"deny patterns were expanded over the first {_WALK_LIMIT} entries only")
         notes.append("files matching a deny pattern created after start-up are not masked for Bash")
-    read = _with_hard_links(read, walk_roots, notes)
+    read += _other_names(read, walk_roots, notes, "denied")
     return tuple(dict.fromkeys(read)), tuple(dict.fromkeys(edit)), notes
 
 
@@ -700,12 +723,17 @@ def _walk(
     return found, True
 
 
-def _with_hard_links(paths: list[str], roots: Sequence[str], notes: list[str]) -> list[str]:
-    """Add the other names of denied files that have more than one link, found under the
-    writable roots: a hard link is the same file, and masking one name must not leave
-    another open. A denied directory counts for every file below it (``Read(./secrets/**)``
-    masks ``secrets``; a link to ``secrets/key`` elsewhere is the key). Links made later,
-    or outside these roots, are not found."""
+def _other_names(
+    paths: Sequence[str], roots: Sequence[str], notes: list[str], what: str
+) -> list[str]:
+    """The other names, under the writable roots, of files in ``paths`` (or below a
+    directory in ``paths``) that have more than one link: a hard link is the same file, so
+    masking or write-protecting one name must not leave another open (``sub/notes.cfg``
+    linked to ``.git/config`` or to ``~/.bashrc`` before the session: Landlock judges the
+    name, and that name lies in a writable tree). ``what`` words the notes. Links made
+    later, or outside these roots, are not found; inside the sandbox ``ln`` cannot make one
+    (a bind-mounted name is on another mount, and Landlock refuses linking a file from a
+    tree the command may not write)."""
     ids: set[tuple[int, int]] = set()
 
     def linked(st: os.stat_result) -> None:
@@ -728,21 +756,20 @@ def _with_hard_links(paths: list[str], roots: Sequence[str], notes: list[str]) -
         else:
             linked(st)
     if trees and not _walk(trees, below)[1]:
-        notes.append("denied directories were searched for hard-linked files in part only")
+        notes.append(f"{what} directories were searched for hard-linked files in part only")
     if not ids:
-        return paths
-    extra: list[str] = []
+        return []
 
     def same(p: str) -> list[str]:
         try:
             st = os.lstat(p)
         except OSError:
             return []
-        return ["Read"] if (st.st_dev, st.st_ino) in ids else []
+        return ["same"] if (st.st_dev, st.st_ino) in ids else []
 
     found, complete = _walk(roots, same)
-    inside = tuple(t.rstrip("/") + "/" for t in trees)  # masked with their directory
-    extra = [p for p in found if p not in paths and not p.startswith(inside)]
     if not complete:
-        notes.append("hard links to denied files were searched in part of the tree only")
-    return paths + extra
+        notes.append(f"hard links to {what} files were searched in part of the tree only")
+    inside = tuple(t.rstrip("/") + "/" for t in trees)  # covered with their directory
+    named = set(paths)
+    return [p for p in found if p not in named and not p.startswith(inside)]
