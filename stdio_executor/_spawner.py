@@ -607,12 +607,16 @@ class Spawner:
             return
         if pid in self.substituted:
             return  # already on its way out
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signum)  # its group id is its pid (a session of its own)
         disposition = _disposition(self.hosts.get(pid, pid), signum)
         if disposition == "default" and signum in _TERMINATING:
+            # SIGKILL first, and nothing to the group: a shell whose foreground child died
+            # of the signal before the shell itself was killed would go on to its next
+            # command (`sleep 5; touch marker` left a marker after an interrupt).
             self.substituted[pid] = signum
             os.kill(pid, signal.SIGKILL)
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signum)  # its group id is its pid (a session of its own)
 
     def reap(self) -> None:
         while True:
