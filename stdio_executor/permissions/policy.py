@@ -31,6 +31,7 @@ the settings and the file system's view of the paths.
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 from collections.abc import Mapping, Sequence
@@ -87,6 +88,10 @@ class _Target(msgspec.Struct, frozen=True):
     given: str  # as the call wrote it
     lexical: str  # absolute, `..` resolved as text
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
+
+
+# Files a glob in a read-only Bash line may match before the line needs approval anyway.
+_MAX_MATCHES = 256
 
 
 def _other_names(target: _Target) -> str | None:
@@ -155,6 +160,10 @@ class Policy:
             "edit-answered": Confinement(self._roots, ignore_case, given),
         }
         self._by_tool: dict[str, tuple[tuple[Rule, ...], ...]] = {}
+        # Read deny rules over paths: they hold for Bash's reading programs too.
+        self.read_deny = tuple(
+            r for r in settings.deny if r.path is not None and r.names("Read", (), "read")
+        )
         self.uses_shell_parser = any(
             r.bash is not None for r in (*settings.allow, *settings.deny, *settings.ask)
         )
@@ -219,6 +228,9 @@ class Policy:
             rule, unsure = bash_first_match(command, parsed, deny, facts.cwd)
             if rule is not None:
                 return self._denied_by(facts, rule)
+        denied = self._bash_reads_denied(command, facts.cwd)
+        if denied is not None:
+            return self._denied_by(facts, denied[0], denied[1])
         if self.mode == "plan" and not facts.read_only:
             return self._plan(facts)
         if ask:
@@ -244,7 +256,78 @@ class Policy:
             used, _why = bash_allowed(command, parsed, allow, self._harmless(facts.cwd))
             if used:
                 return Decision("allow", "allow rule " + ", ".join(r.describe() for r in used))
+        if facts.read_only and self.mode != "bypassPermissions":
+            why = self._reads_outside(command, facts.cwd)
+            if why is not None:
+                return Decision("ask", why)
         return self._by_mode(facts)
+
+    def _read_targets(
+        self, command: str, cwd: str, programs: frozenset[str] | None
+    ) -> tuple[list[_Target], str | None] | None:
+        """The files a line's reading programs name (globs matched as bash would), and why
+        some cannot be known before it runs; None when the line cannot be understood."""
+        from .bash_syntax import read_operands
+
+        found = read_operands(command, programs)
+        if found is None:
+            return None
+        given = list(found.paths)
+        unknown = found.unknown
+        for pattern in found.globs:
+            try:
+                matches = glob.glob(os.path.join(cwd, os.path.expanduser(pattern)))
+            except (OSError, ValueError):
+                matches = []
+            if len(matches) > _MAX_MATCHES:
+                unknown = unknown or f"{pattern} matches more than {_MAX_MATCHES} files"
+            # With no match bash passes the word as written; its directory is read either way.
+            given += matches[:_MAX_MATCHES] or [os.path.dirname(pattern) or "."]
+        targets = []
+        for word in dict.fromkeys(given):
+            try:
+                lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(word)))
+            except ValueError:
+                continue
+            targets.append(_Target(word, lexical, self._real(lexical)))
+        return targets, unknown
+
+    def _reads_outside(self, command: str, cwd: str) -> str | None:
+        """Why a read-only line needs approval: a file or directory it reads or lists lies
+        outside the workspace and additionalDirectories (as the Read tool asks), or what it
+        reads is only known when it runs."""
+        found = self._read_targets(command, cwd, None)
+        if found is None:
+            return "the command could not be checked for reads outside the workspace"
+        targets, unknown = found
+        for target in targets:
+            where = target.resolved or target.lexical
+            if not self._inside(where, self._read_roots):
+                shown = where if where == target.given else f"{target.given} (= {where})"
+                return (
+                    f"{shown} is outside the workspace and additionalDirectories "
+                    "(the command reads it)"
+                )
+        if unknown is not None:
+            return f"{unknown}: what it reads cannot be checked against the workspace"
+        return None
+
+    def _bash_reads_denied(self, command: str, cwd: str) -> tuple[Rule, str] | None:
+        """The Read deny rule (and the path) that a reading program of the line names: the
+        rules hold for ``cat .env`` as they do for the Read tool, through links and globs."""
+        rules = self.read_deny
+        if not rules:
+            return None
+        from .readonly import READERS
+
+        found = self._read_targets(command, cwd, READERS)
+        if found is None:
+            return None
+        for target in found[0]:
+            rule = self._path_rule(rules, target, either=True) or self._same_file(rules, target)
+            if rule is not None:
+                return rule, target.given
+        return None
 
     def _files(
         self,

@@ -201,8 +201,8 @@ class SettingsGate(Gate):
             return None
         if any(self.policy.rules_for(name, spec.aliases, spec.file_access)):
             return None
-        if self.sandbox is not None and name == "Bash":
-            return None
+        if name == "Bash" and (self.sandbox is not None or self.policy.read_deny):
+            return None  # the sandbox's say; Read deny rules hold for Bash's readers
         mode = self.policy.mode
         if mode != "bypassPermissions":
             # Read-only in every mode (``_facts``), whatever the input: the mode allows it.

@@ -5,13 +5,14 @@ The kernel drops a signal sent to a namespace's pid 1 unless it has a handler fo
 spawner sends SIGTERM to the command's process group when the command handles it (a
 ``trap``: its handler runs), leaves one that ignores it to the SIGKILL after the grace, and
 SIGKILLs one that does neither at once, before anything else is signalled, reporting it as
-ended by SIGTERM (143), which is what the default action would have done. Whatever the command did, nothing it started
-outlives the call.
+ended by SIGTERM (143), which is what the default action would have done. Whatever the
+command did, nothing it started outlives the call.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from daemon_harness import alive, marked_processes, run_daemon, tool_use, wait_until
@@ -111,6 +112,14 @@ def test_a_python_pid_1_command_gets_sigterm_as_sigterm(tmp_path: Path) -> None:
         assert result.meta.exit_code == 143
 
 
+def _progress_of(call: str) -> Callable[[object], bool]:
+    return lambda e: isinstance(e, Progress) and e.tool_use_id == call
+
+
+def _drained(request: str) -> Callable[[object], bool]:
+    return lambda e: isinstance(e, Drained) and e.request_id == request
+
+
 def test_an_interrupted_shell_runs_nothing_after_its_foreground_job(tmp_path: Path) -> None:
     """The shell, pid 1 with no SIGTERM handler, is SIGKILLed before anything else is
     signalled. Signalling its process group first let a foreground job that exits on
@@ -123,10 +132,10 @@ def test_an_interrupted_shell_runs_nothing_after_its_foreground_job(tmp_path: Pa
         for i in range(rounds):
             command = f"echo go; sh -c 'trap \"exit 0\" TERM; sleep 30 & wait'; : > after{i}"
             d.send(tool_use(f"r{i}", command))
-            d.wait_for(lambda e, i=i: isinstance(e, Progress) and e.tool_use_id == f"r{i}")
+            d.wait_for(_progress_of(f"r{i}"))
             d.send({"type": "interrupt", "reason": "interrupt"})
             assert d.result(f"r{i}").meta.status == "interrupted"
             d.send({"type": "drain", "request_id": f"d{i}"})  # the next call: a new turn
-            d.wait_for(lambda e, i=i: isinstance(e, Drained) and e.request_id == f"d{i}")
+            d.wait_for(_drained(f"d{i}"))
     # The daemon is gone, and every namespace with it: nothing can still write.
     assert sorted(p.name for p in tmp_path.glob("after*")) == []
