@@ -42,6 +42,7 @@ from typing import Any, Literal
 import msgspec
 
 from ..permissions.protected import control_paths
+from ..private_dir import private_dir
 from .settings import SandboxSettings
 
 __all__ = ["Route", "Sandbox", "SandboxStatus", "Spawn", "StartupError", "build_sandbox"]
@@ -167,6 +168,12 @@ class Sandbox(msgspec.Struct):
     @property
     def active(self) -> bool:
         return self.status.enabled
+
+    @property
+    def cwd_dir(self) -> str:
+        """Where a sandboxed shell writes its final working directory (tools/bash.py): a
+        directory of the sandbox's own, writable by every sandboxed call."""
+        return os.path.join(self.mask_dir, "cwd")
 
     # ------------------------------------------------------------------ decisions
 
@@ -305,10 +312,8 @@ class Sandbox(msgspec.Struct):
     def _build(self) -> _Built:
         from . import kernel
 
-        os.makedirs(self.tmp_dir, mode=0o700, exist_ok=True)
-        for path in self.writable:  # the spill dir may not exist yet; Landlock needs it
-            if path.startswith(self.mask_dir.removesuffix("-sandbox")):
-                os.makedirs(path, mode=0o700, exist_ok=True)
+        for path in (self.mask_dir, self.tmp_dir, self.cwd_dir):  # Landlock needs them
+            private_dir(path)
         if self.bwrap is not None:
             return _Built(None, {**os.environ, "TMPDIR": self.tmp_dir})
         empty_dir = os.path.join(self.mask_dir, "empty.d")
@@ -455,7 +460,7 @@ def build_sandbox(
         bwrap = _which("bwrap")
     if bwrap is None and (support.landlock_abi == 0 or (required and not support.user_namespaces)):
         return _unsupported(settings, workspace, support.problem, required)
-    writable = _writable(workspace, spill_dir, tmp_dir, additional_directories, settings)
+    writable = _writable(workspace, tmp_dir, additional_directories, settings)
     deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
     read_only, linked_sources = _read_only(workspace, writable, edit_denied, settings, hook_files)
     if bwrap is not None:
@@ -588,13 +593,15 @@ def _unsupported(settings: SandboxSettings, workspace: str, reason: str, require
 
 def _writable(
     workspace: str,
-    spill_dir: str,
     tmp_dir: str,
     dirs: Sequence[str],
     settings: SandboxSettings,
 ) -> tuple[str, ...]:
-    # The spill dir: the shell writes its final working directory there (tools/bash.py).
-    paths = [workspace, *dirs, tmp_dir, spill_dir, *settings.allow_write]
+    # Not the spill dir: the daemon writes results there, and a symlink planted under the
+    # name of its next file would lead that write outside. The shell writes its final
+    # working directory in a directory of its own instead (``Sandbox.cwd_dir``).
+    cwd_dir = os.path.join(os.path.dirname(tmp_dir), "cwd")
+    paths = [workspace, *dirs, tmp_dir, cwd_dir, *settings.allow_write]
     return tuple(dict.fromkeys(os.path.realpath(p) for p in paths))
 
 
