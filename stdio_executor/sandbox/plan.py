@@ -360,7 +360,7 @@ class Sandbox(msgspec.Struct):
             from .proxy import DomainProxy
 
             proxy = DomainProxy(
-                os.path.join(self.mask_dir, "proxy.sock"), self.settings.allowed_domains
+                _proxy_socket(self.mask_dir), self.settings.allowed_domains
             )
             proxy.start()
             # The session's namespace has its listener already; a call in a namespace of
@@ -634,6 +634,16 @@ def _read_only(
     # All of them, home's included, are sources of other names (Sandbox.linked_sources).
     everything = tuple(dict.fromkeys(out))
     return tuple(p for p in everything if _under_any(p, writable)), everything
+
+
+def _proxy_socket(directory: str) -> str:
+    """The proxy's control socket: one per daemon, so a session that reuses a
+    ``--spill-dir`` after another ended without removing its socket (SIGKILLed) can bind
+    its own; a stale one of a recycled pid is removed (the directory is ours alone)."""
+    path = os.path.join(directory, f"proxy-{os.getpid()}.sock")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return path
 
 
 def _pins(protected: Sequence[str], writable: Sequence[str]) -> list[str]:
