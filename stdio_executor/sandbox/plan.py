@@ -92,12 +92,15 @@ class _Existing:
         groups: dict[bytes, list[bytes]] = {}
         for path in paths:
             groups.setdefault(os.path.dirname(path), []).append(path)
-        self._groups = [(parent, tuple(found)) for parent, found in groups.items()]
+        self._groups = [
+            (parent, tuple(found), tuple(os.path.basename(p) for p in found))
+            for parent, found in groups.items()
+        ]
         self._seen: dict[bytes, tuple[tuple[int, int, int], tuple[bytes, ...]]] = {}
 
     def check(self) -> frozenset[bytes]:
         out: list[bytes] = []
-        for parent, paths in self._groups:
+        for parent, paths, names in self._groups:
             try:
                 st = os.stat(parent)
             except OSError:
@@ -108,7 +111,7 @@ class _Existing:
             if seen is not None and seen[0] == key:
                 out += seen[1]
                 continue
-            found = tuple(p for p in paths if os.path.lexists(p))
+            found = _present(parent, st, paths, names)
             out += found
             if time.time_ns() - st.st_mtime_ns > _RACY_S * 1e9:
                 self._seen[parent] = (key, found)
@@ -118,6 +121,25 @@ class _Existing:
 
 
 _RACY_S = 2.0
+# A directory this small (st_size: ext4 two blocks, tmpfs ~400 entries) is read whole, one
+# getdents instead of an lstat per name (33 names under a writable root); a larger one is
+# asked name by name, so a spill directory of thousands of files costs no more than before.
+_LIST_MAX_BYTES = 8192
+
+
+def _present(
+    parent: bytes, st: os.stat_result, paths: tuple[bytes, ...], names: tuple[bytes, ...]
+) -> tuple[bytes, ...]:
+    """Which of ``paths`` (entries ``names`` of ``parent``) exist: an entry of the
+    directory is what ``lexists`` finds."""
+    if len(paths) > 2 and st.st_size <= _LIST_MAX_BYTES:
+        try:
+            entries = set(os.listdir(parent))
+        except OSError:
+            pass
+        else:
+            return tuple(p for p, name in zip(paths, names, strict=True) if name in entries)
+    return tuple(p for p in paths if os.path.lexists(p))
 
 
 class Spawn(msgspec.Struct, frozen=True):
