@@ -602,10 +602,12 @@ async def spawn_group(
     Only for children whose output goes to fds of the caller's (no ``PIPE``).
     """
     argv = list(argv)
-    full_env = dict(os.environ if env is None else env)
+    # A dict given is not copied: ``_request`` only reads it, and copies what it keeps.
+    full_env = env if type(env) is dict else dict(os.environ if env is None else env)
     if setup is not None:
         argv = [*setup.argv_prefix, *argv]
-        full_env.update(setup.env)
+        if setup.env:
+            full_env = {**full_env, **setup.env}
     if not wait_started:
         if subprocess.PIPE in (stdin, stdout, stderr):
             raise ValueError("wait_started=False is for children without pipes of ours")
@@ -679,13 +681,19 @@ def _request(
         if not report_start:
             child._started.set()  # as good as started: a failure still ends it (``failure``)
         # The environment only when it differs from the last one sent (it is ~4 KB, the
-        # bulk of the request; usually the same for every call of a session).
+        # bulk of the request; usually the same for every call of a session). Kept as our
+        # own copy: the caller's dict may change after this.
         if direct is None:
             same_env = full_env == registry._env_sent
-            registry._env_sent = full_env
+            if not same_env:
+                registry._env_sent = dict(full_env)
         else:
             same_env = full_env == direct.env_sent
-            direct.env_sent = full_env
+            if not same_env:
+                direct.env_sent = dict(full_env)
+            # The helper applied the plan once; it ignores the request's (pickling the
+            # plan, ~500 bytes of a ~700-byte request, cost both sides per call).
+            pre_exec, pre_args, share_key = None, (), None
         message = (
             "spawn",
             child.call_id,
