@@ -162,15 +162,26 @@ class BashTool(Tool):
             return await self._start_background(call, ctx, spawn)
         begun = ctx.extra.pop(_BEGUN, None)
         if begun is None:
+            # The sink first: a call cancelled while the sandbox is built reports its
+            # (empty) output as one cancelled after its start does.
+            sink = self._sink(ctx)
             spawn = await _sandboxing(call, ctx)
             if isinstance(spawn, ToolOutcome):
+                sink.close()
                 return spawn
-            begun = self._begin(call, ctx, spawn)
+            begun = self._begin(call, ctx, spawn, sink)
             if isinstance(begun, ToolOutcome):
                 return begun
         return await self._finish(call, ctx, begun)
 
-    def _begin(self, call: _Call, ctx: ToolContext, spawn: Spawn | None) -> _Begun | ToolOutcome:
+    def _sink(self, ctx: ToolContext) -> OutputSink:
+        sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
+        ctx.sink = sink
+        return sink
+
+    def _begin(
+        self, call: _Call, ctx: ToolContext, spawn: Spawn | None, sink: OutputSink | None = None
+    ) -> _Begun | ToolOutcome:
         """Start the shell, without an await (``run_inline`` calls it too)."""
         cwd, note = ctx.cwd, ""
         if not os.path.isdir(cwd):
@@ -178,8 +189,8 @@ class BashTool(Tool):
             # the workspace, as Claude Code does, instead of failing every later call.
             cwd = ctx.session.workspace
             note = f"(The working directory {ctx.cwd} no longer exists; ran in {cwd}.)\n"
-        sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
-        ctx.sink = sink
+        if sink is None:
+            sink = self._sink(ctx)
         cwd_file: str | None = None
         argv = ["/bin/bash", "-c", call.command]
         if _may_change_directory(call.command):
