@@ -33,12 +33,12 @@ import os
 import re
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import msgspec
 
+from .. import dirstamps
 from ..permissions.protected import control_paths
 from .settings import SandboxSettings
 
@@ -82,42 +82,45 @@ class _Built(msgspec.Struct):
 
 class _Existing:
     """Which of many paths exist, per call, without an ``lstat`` of each: the paths are
-    grouped by parent directory, and a directory whose identity and mtime have not changed
-    since it was looked at has the same entries (creating, removing or renaming an entry
-    changes it). A directory modified within ``_RACY_S`` of the look is looked at again
-    next time: its mtime may not show a change made in the same clock tick (git's "racy"
-    index entries, the same problem)."""
+    grouped by parent directory, and a directory whose stamp has not changed since it was
+    looked at has the same entries (creating, removing or renaming an entry changes it).
+    ``dirstamps`` owns when a stamp may be trusted (a directory changed within the last 2 s
+    is looked at again next time, as is one on a file system that does not keep its times;
+    a change of the mount table forgets everything); the Glob tool's listings follow the
+    same rule."""
 
     def __init__(self, paths: Iterable[bytes]) -> None:
         groups: dict[bytes, list[bytes]] = {}
         for path in paths:
             groups.setdefault(os.path.dirname(path), []).append(path)
         self._groups = [(parent, tuple(found)) for parent, found in groups.items()]
-        self._seen: dict[bytes, tuple[tuple[int, int, int], tuple[bytes, ...]]] = {}
+        self._seen: dict[bytes, tuple[tuple[int, ...], tuple[bytes, ...]]] = {}
+        self._mounts = -1
 
     def check(self) -> frozenset[bytes]:
         out: list[bytes] = []
+        mounts = dirstamps.mount_generation()
+        if mounts != self._mounts:
+            self._seen.clear()
+            self._mounts = mounts
         for parent, paths in self._groups:
             try:
                 st = os.stat(parent)
             except OSError:
                 self._seen.pop(parent, None)
                 continue  # no parent: none of its paths exists
-            key = (st.st_dev, st.st_ino, st.st_mtime_ns)
+            key = dirstamps.stamp(st)
             seen = self._seen.get(parent)
             if seen is not None and seen[0] == key:
                 out += seen[1]
                 continue
             found = tuple(p for p in paths if os.path.lexists(p))
             out += found
-            if time.time_ns() - st.st_mtime_ns > _RACY_S * 1e9:
+            if dirstamps.settled(st) and dirstamps.reliable(st.st_dev):
                 self._seen[parent] = (key, found)
             else:
                 self._seen.pop(parent, None)
         return frozenset(out)
-
-
-_RACY_S = 2.0
 
 
 class Spawn(msgspec.Struct, frozen=True):

@@ -35,12 +35,13 @@ from ...confine import Confinement
 from ...globs import expand_braces, path_regex
 from ..base import Tool, ToolContext, ToolOutcome
 from ..inputs import GlobInput, parse
+from .dircache import CHECK_EVERY, LISTINGS, read_listing
 from .results import Check, finish, input_error, outside_now, tool_error
 
 __all__ = ["INLINE_MAX_ENTRIES", "GlobTool", "glob_regex"]
 
 MAX_RESULTS = 100
-_CHECK_EVERY_ENTRIES = 512
+_CHECK_EVERY_ENTRIES = CHECK_EVERY
 # Entries an inline walk may see (a few hundred microseconds) before it hands over to a
 # worker thread.
 INLINE_MAX_ENTRIES = _CHECK_EVERY_ENTRIES
@@ -217,43 +218,44 @@ def _walk(
     heap: list[tuple[int, str]] = []
     total = 0
     seen = 0
+    listings = LISTINGS
+    listings.begin()
 
-    def scan(where: int | str, path: str, rel: str, level: int) -> list[str]:
+    def scan(fd: int, path: str, rel: str, level: int) -> tuple[str, ...]:
         """Match one directory's files; return the subdirectories to walk."""
         nonlocal total, seen
-        subdirs: list[str] = []
         try:
-            entries = os.scandir(where)
+            # By descriptor (fd >= 0): a listing kept while the directory is unchanged.
+            if fd >= 0:
+                found = listings.listing(fd, check, seen)
+            else:
+                found = read_listing(path, check, seen)
         except OSError:
-            return subdirs  # unreadable or vanished: skip it, as find and rg do
+            return ()  # unreadable or vanished: skip it, as find and rg do
+        before = seen
+        seen += found.size
+        if before // _CHECK_EVERY_ENTRIES != seen // _CHECK_EVERY_ENTRIES:
+            check()  # (a listing read just now was checked as it was read, too)
+        names, subdirs = found.select(regex, rel, depth is None or level < depth)
         joined = path if path.endswith("/") else path + "/"
-        with entries:
-            for entry in entries:
-                seen += 1
-                if seen % _CHECK_EVERY_ENTRIES == 0:
-                    check()
-                name = entry.name
-                relpath = f"{rel}{name}"
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if name != ".git" and (depth is None or level < depth):
-                            subdirs.append(name)
-                        continue
-                    if not regex.fullmatch(relpath) or not entry.is_file():
-                        continue
-                    st = entry.stat()
-                    full = joined + name
-                    if hidden is not None and hidden.hides(full, st):
-                        continue
-                    mtime = st.st_mtime_ns
-                except OSError:
-                    continue
-                total += 1
-                item = (mtime, full)
-                if len(heap) < MAX_RESULTS:
-                    heapq.heappush(heap, item)
-                elif item > heap[0]:
-                    heapq.heapreplace(heap, item)
+        for name in names:
+            full = joined + name
+            try:
+                # Followed, as before: a symlink to a file is listed. Relative to the
+                # directory's descriptor: one name looked up, no directory on the way.
+                st = os.stat(name, dir_fd=fd) if fd >= 0 else os.stat(full)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue  # a directory, FIFO or device now, or a link to one
+            if hidden is not None and hidden.hides(full, st):
+                continue
+            total += 1
+            item = (st.st_mtime_ns, full)
+            if len(heap) < MAX_RESULTS:
+                heapq.heappush(heap, item)
+            elif item > heap[0]:
+                heapq.heapreplace(heap, item)
         return subdirs
 
     if start_fd is None:
@@ -262,7 +264,7 @@ def _walk(
         except OSError:
             return heap, total
     # Frames: [descriptor (-1: by path), path, relative path, level, subdirectories, next].
-    stack: list[list[Any]] = [[start_fd, start, "", 0, [], 0]]
+    stack: list[list[Any]] = [[start_fd, start, "", 0, (), 0]]
     try:
         stack[0][4] = scan(start_fd, start, "", 0)
         while stack:
@@ -282,10 +284,8 @@ def _walk(
                     child_fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
                 except OSError:
                     continue  # vanished, or no longer a directory (a symlink now)
-            stack.append([child_fd, child, f"{rel}{name}/", level + 1, [], 0])
-            stack[-1][4] = scan(
-                child_fd if child_fd >= 0 else child, child, f"{rel}{name}/", level + 1
-            )
+            stack.append([child_fd, child, f"{rel}{name}/", level + 1, (), 0])
+            stack[-1][4] = scan(child_fd, child, f"{rel}{name}/", level + 1)
     finally:
         for frame in stack:
             if frame[0] >= 0:
