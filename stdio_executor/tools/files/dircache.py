@@ -17,7 +17,6 @@ is still a file, the walk finds out on descriptors (``globbing``).
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import threading
@@ -126,18 +125,13 @@ class ListingCache:
                 return held[1]
         # Read after the stamp was taken: a change made while reading moves the stamp, so
         # the listing is used this once and read again next time.
+        # The caller's descriptor is O_PATH (it cannot be read): "." relative to it is the
+        # same directory, opened for reading.
+        readable = os.open(".", _READ_FLAGS, dir_fd=fd)
         try:
-            found = read_listing(fd, check, seen)
-        except OSError as exc:
-            if exc.errno != errno.EBADF:
-                raise
-            # Opened with O_PATH, which cannot be read: "." relative to it is the same
-            # directory, opened for reading.
-            readable = os.open(".", _READ_FLAGS, dir_fd=fd)
-            try:
-                found = read_listing(readable, check, seen)
-            finally:
-                os.close(readable)
+            found = read_listing(readable, check, seen)
+        finally:
+            os.close(readable)
         names = len(found.dirs) + len(found.files)
         if (
             dirstamps.settled(st)

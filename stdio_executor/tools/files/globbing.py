@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import heapq
+import operator
 import os
 import re
 import stat
@@ -46,9 +47,14 @@ _CHECK_EVERY_ENTRIES = CHECK_EVERY
 # worker thread.
 INLINE_MAX_ENTRIES = _CHECK_EVERY_ENTRIES
 _SPECIAL = frozenset("*?[{")
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+# O_PATH where there is one: a directory is opened to be checked and walked from, and read
+# only when its listing is not kept (dircache reopens it for reading then). Cheaper than a
+# full open, and nothing is read through it.
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_CLOEXEC
 # Directories a walk holds open at once (one per level it is inside); deeper, it goes by path.
 _MAX_OPEN_DIRS = 64
+_MTIME = operator.itemgetter(0)
+_PATH = operator.itemgetter(1)
 
 
 class _GlobCall(msgspec.Struct):  # one per call
@@ -151,17 +157,18 @@ def glob_files(
     before anything about the file system is answered: ``_Outside`` if it does not,
     ``_Unopened`` if it cannot be opened to tell. The walk then goes on from that very
     descriptor."""
-    if os.path.isabs(pattern):
+    if pattern[:1] == "/":
         # An absolute pattern names its own directory: its literal part is the base.
         base, pattern = _split_literal(pattern)
-    pattern = _normalize(pattern)
-    prefix, rest = _literal_prefix(pattern) if pattern else ([], "")
+    pattern, prefix, rest, depth = _plan(pattern)
+    start = os.path.normpath(os.path.join(base, *prefix) if prefix else base)
     opened: int | None = None
     is_base = False
     if confine is not None:
-        opened, is_base = _confined(base, prefix, rest, confine)
+        opened = _confined(start, rest, confine)
+        is_base = not prefix  # then base is a directory: it was just opened as one
     try:
-        if not is_base:  # else base is a directory: it was just opened as one
+        if not is_base:
             try:
                 st = os.stat(base)
             except OSError:
@@ -174,13 +181,11 @@ def glob_files(
             regex = glob_regex(rest) if rest else None
         except re.error as exc:
             return tool_error(f"Invalid glob pattern {pattern!r}: {exc}")
-        start = os.path.normpath(os.path.join(base, *prefix))
         if regex is None:  # no wildcard at all: the pattern names one file
             found = _single(start)
             if found and hidden is not None and hidden.hides(found):
                 found = None
             return ToolOutcome(found if found else "No files found")
-        depth = None if "**" in rest else rest.count("/")
         start_fd, opened = opened, None  # the walk closes it
         newest, total = _walk(start, regex, depth, check, hidden, start_fd)
     finally:
@@ -188,7 +193,10 @@ def glob_files(
             os.close(opened)
     if not newest:
         return ToolOutcome("No files found")
-    paths = [path for _, path in sorted(newest, key=lambda e: (-e[0], e[1]))]
+    # Newest first, ties by path: sort by path, then (stably, reversed) by time.
+    newest.sort(key=_PATH)
+    newest.sort(key=_MTIME, reverse=True)
+    paths = [path for _, path in newest]
     text = "\n".join(paths)
     if total > len(paths):
         text += (
@@ -293,15 +301,12 @@ def _walk(
     return heap, total
 
 
-def _confined(
-    base: str, prefix: list[str], rest: str, confine: Confinement
-) -> tuple[int | None, bool]:
-    """Check the directory the call reaches (where the walk starts; for a pattern without
-    wildcards, the named file's directory) on its descriptor. Raises ``_Outside`` if it is
-    outside, ``_Unopened`` if it cannot be opened. Returns the open descriptor of the walk's
-    start (None for a pattern without wildcards: nothing is walked), and whether the
-    directory is ``base`` itself (then known to be a directory)."""
-    start = os.path.normpath(os.path.join(base, *prefix))
+def _confined(start: str, rest: str, confine: Confinement) -> int | None:
+    """Check the directory the call reaches (``start``, where the walk starts; for a
+    pattern without wildcards, the named file's directory) on its descriptor. Raises
+    ``_Outside`` if it is outside, ``_Unopened`` if it cannot be opened. Returns the open
+    descriptor of the walk's start (``O_PATH``), or None for a pattern without wildcards
+    (nothing is walked)."""
     reached = start if rest else os.path.dirname(start)
     try:
         # O_DIRECTORY: nothing but a directory is opened (no device's open runs).
@@ -316,7 +321,17 @@ def _confined(
     finally:
         if not keep:
             os.close(fd)
-    return (fd if keep else None), reached == os.path.normpath(base)
+    return fd if keep else None
+
+
+@functools.lru_cache(maxsize=256)
+def _plan(pattern: str) -> tuple[str, tuple[str, ...], str, int | None]:
+    """A relative pattern, taken apart once: (normalized, its literal leading directories,
+    the rest, how deep the rest can reach below them: None for any depth)."""
+    pattern = _normalize(pattern)
+    prefix, rest = _literal_prefix(pattern) if pattern else ([], "")
+    depth = None if "**" in rest else rest.count("/")
+    return pattern, tuple(prefix), rest, depth
 
 
 def _single(path: str) -> str | None:
