@@ -2,10 +2,11 @@
 
 Owns: the walk that finds a pattern's matches (``.git`` skipped, symlinked directories not
 followed, so a link loop cannot trap it; directories opened by descriptor, each relative to
-its parent, so one swapped for a symlink mid-walk is not followed either; the pattern
-language is ``globs``, shared with file permission rules, plus ``{a,b}`` alternatives,
-Glob's alone), and the answer: absolute paths, newest first by modification time, at most
-100.
+its parent, so one swapped for a symlink mid-walk is not followed either; what a directory
+holds comes from ``dircache`` while it is unchanged, what each match is now from a ``stat``
+on every call; the pattern language is ``globs``, shared with file permission rules, plus
+``{a,b}`` alternatives, Glob's alone), and the answer: absolute paths, newest first by
+modification time, at most 100.
 Files deny rules hide (``session.hidden``) are never listed, by name or identity.
 Must not: hold the event loop for long: a small tree (up to ``INLINE_MAX_ENTRIES`` entries)
 is walked inline, anything larger in a worker thread that checks for cancellation as it goes.
@@ -219,8 +220,11 @@ def _walk(
     Directories are walked by descriptor: each below ``start`` (or ``start_fd``, which the
     walk takes over and closes) is opened relative to its parent with ``O_NOFOLLOW``, so a
     directory swapped for a symlink during the walk is skipped, never followed, and a file's
-    ``stat`` looks up one name. A directory's descriptor stays open while its subdirectories
-    are walked (depth first): past ``_MAX_OPEN_DIRS`` levels the walk goes on by path.
+    ``stat`` looks up one name. A directory's names come from ``LISTINGS`` (kept while the
+    directory is unchanged); every match is ``stat``ed on every call, for its time and to
+    drop a name that is no longer a file. A directory's descriptor stays open while its
+    subdirectories are walked (depth first): past ``_MAX_OPEN_DIRS`` levels the walk goes on
+    by path, reading each directory (nothing kept: no descriptor to stamp).
     A bounded heap keeps memory flat however many files match.
     """
     heap: list[tuple[int, str]] = []
