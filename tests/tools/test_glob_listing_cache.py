@@ -210,6 +210,15 @@ def test_a_change_right_after_a_listing_of_a_fresh_tree_is_seen(
     assert LISTINGS.hits == 0
 
 
+def test_a_tree_changed_just_now_is_read_until_it_settles_then_kept(tree: Path) -> None:
+    expected = ["pkg0/a.txt", "pkg0/b.txt", "pkg1/c.txt"]
+    assert sorted(names(tree)) == expected
+    assert sorted(names(tree)) == expected
+    assert LISTINGS.hits == 0  # changed within the margin: read each time
+    settle()
+    assert sorted(cached(tree)) == expected
+
+
 def test_a_file_rewritten_in_place_moves_up_the_order(tree: Path) -> None:
     # The directory does not change when a file's contents do: the order comes from a stat
     # of every match on every call, never from the kept listing.

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 
@@ -29,7 +30,6 @@ __all__ = ["CHECK_EVERY", "LISTINGS", "Listing", "ListingCache", "read_listing"]
 
 # Entries read between two calls of a reader's ``check``.
 CHECK_EVERY = 512
-_READ_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 # Selections a listing remembers (pattern, relative path, whether to descend): a few
 # patterns are used over and over; more than this and the memo starts again.
 _MEMO = 8
@@ -91,7 +91,7 @@ def read_listing(
 class ListingCache:
     """Listings by directory identity, each with the stamp it was read under."""
 
-    def __init__(self, max_dirs: int = 4096, max_names: int = 200_000) -> None:
+    def __init__(self, max_dirs: int = 4096, max_names: int = 100_000) -> None:
         self.max_dirs = max_dirs
         self.max_names = max_names  # names held in all listings together (memory bound)
         self.hits = 0  # for tests: the cache must be seen to work where it claims to
@@ -99,9 +99,16 @@ class ListingCache:
         self._items: OrderedDict[tuple[int, int], tuple[tuple[int, ...], Listing]] = OrderedDict()
         self._names = 0
         self._mounts = -1
+        # Directories (by path) whose listing cannot be kept yet, and until when: a walk
+        # reads them without the ``fstat`` that would only say so again. A hint to read,
+        # never to trust: a path that names another directory by now is just read.
+        self._young: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
 
     def begin(self) -> None:
-        """Once per walk, before any ``listing``: a change of the mount table empties the
+        """Once per walk, before the first ``held``: a change of the mount table empties the
         cache (a device number freed by an unmount can come back as another file system)."""
         mounts = dirstamps.mount_generation()
         if mounts != self._mounts:
@@ -110,44 +117,68 @@ class ListingCache:
                 self._names = 0
                 self._mounts = mounts
 
-    def listing(self, fd: int, check: Callable[[], None] | None = None, seen: int = 0) -> Listing:
-        """What the directory open on ``fd`` holds (``O_PATH`` is enough). Raises OSError
-        when it cannot be read; ``check`` and ``seen`` as ``read_listing``'s, when it is
-        read."""
-        st = os.fstat(fd)
+    def held(self, st: os.stat_result) -> Listing | None:
+        """The listing kept for the directory ``st`` is a fresh ``fstat`` of, if its stamp
+        is the one it was read under."""
         ident = (st.st_dev, st.st_ino)
-        stamp = dirstamps.stamp(st)
         with self._lock:
             held = self._items.get(ident)
-            if held is not None and held[0] == stamp:
-                self._items.move_to_end(ident)
-                self.hits += 1
-                return held[1]
-        # Read after the stamp was taken: a change made while reading moves the stamp, so
-        # the listing is used this once and read again next time.
-        # The caller's descriptor is O_PATH (it cannot be read): "." relative to it is the
-        # same directory, opened for reading.
-        readable = os.open(".", _READ_FLAGS, dir_fd=fd)
-        try:
-            found = read_listing(readable, check, seen)
-        finally:
-            os.close(readable)
+            if held is None or held[0] != dirstamps.stamp(st):
+                return None
+            self._items.move_to_end(ident)
+            self.hits += 1
+            return held[1]
+
+    def may_keep(self, st: os.stat_result, path: str) -> bool:
+        """Whether a listing read now of the directory ``st`` was just taken of (at
+        ``path``) could be kept: its last change is old enough, on a file system that keeps
+        directory times. If not, ``young(path)`` says so for the next 2 s."""
+        if dirstamps.settled(st) and dirstamps.reliable(st.st_dev):
+            return True
+        if len(self._young) >= self.max_dirs:
+            self._young.clear()
+        self._young[path] = time.time_ns() + dirstamps.RACY_NS
+        return False
+
+    def young(self, path: str) -> bool:
+        """Whether the directory at ``path`` was found not keepable within the last 2 s
+        (then it is simply read)."""
+        until = self._young.get(path)
+        return until is not None and time.time_ns() < until
+
+    def read(
+        self, fd: int, st: os.stat_result, check: Callable[[], None] | None = None, seen: int = 0
+    ) -> Listing:
+        """Read the directory open on ``fd`` (``st``: its ``fstat``, taken before) and keep
+        the listing under ``st``'s stamp. Raises OSError when it cannot be read; ``check``
+        and ``seen`` as ``read_listing``'s. Read after the stamp was taken: a change made
+        while reading moves the stamp, so the listing is used this once and read again next
+        time."""
+        found = read_listing(fd, check, seen)
         names = len(found.dirs) + len(found.files)
-        if (
-            dirstamps.settled(st)
-            and names <= self.max_names // 16
-            and dirstamps.reliable(st.st_dev)
-        ):
+        if names <= self.max_names // 16:  # one huge directory must not empty the cache
+            ident = (st.st_dev, st.st_ino)
             with self._lock:
                 old = self._items.pop(ident, None)
                 if old is not None:
                     self._names -= len(old[1].dirs) + len(old[1].files)
-                self._items[ident] = (stamp, found)
+                self._items[ident] = (dirstamps.stamp(st), found)
                 self._names += names
                 while len(self._items) > self.max_dirs or self._names > self.max_names:
                     _, (_, gone) = self._items.popitem(last=False)
                     self._names -= len(gone.dirs) + len(gone.files)
         return found
+
+    def listing(self, fd: int, check: Callable[[], None] | None = None, seen: int = 0) -> Listing:
+        """What the directory open (for reading) on ``fd`` holds, kept or read (and kept if
+        it may be), for callers that want a ``Listing`` either way (``begin`` first)."""
+        st = os.fstat(fd)
+        found = self.held(st)
+        if found is not None:
+            return found
+        if self.may_keep(st, ""):
+            return self.read(fd, st, check, seen)
+        return read_listing(fd, check, seen)
 
     def clear(self) -> None:
         """Forget every listing (and the hit count)."""
@@ -155,6 +186,7 @@ class ListingCache:
             self._items.clear()
             self._names = 0
             self.hits = 0
+            self._young.clear()
 
 
 LISTINGS = ListingCache()
