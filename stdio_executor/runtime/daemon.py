@@ -245,6 +245,23 @@ class Daemon:
                 self._stopping = EXIT_OK
                 return
 
+    def _serve_here(self, lines: list[InboxItem]) -> bool:
+        """Dispatch input lines inside the reader's callback, in the loop iteration that
+        read them, when the loop is parked with nothing else to do; False: queue them.
+
+        Only in the steady state: while start-up work waits for the first idle moment, or
+        the daemon is stopping, the loop's own turn decides what comes next. What the lines
+        lead to (the core finished, a stop) wakes the loop, which checks it as after any
+        batch.
+        """
+        if self._when_idle or self._stopping is not None:
+            return False
+        if not self.inbox.serve_here(lines, self._dispatch_all):
+            return False
+        if self._stopping is not None or self.core.finished:
+            self.inbox.wake()
+        return True
+
     def _input_waiting(self) -> bool:
         """Whether the host sent bytes the reader has not taken yet: they are work, and the
         idle-time start-up work must not go before them. (The reader takes input in the
@@ -433,20 +450,31 @@ class Daemon:
     async def _read_input(self) -> None:
         framer = LineFramer(self.config.max_line_bytes)
         put = self.inbox.put
+        decode = self._decode_line
+        lines: list[InboxItem] = []
 
         def on_chunk(chunk: bytes) -> None:
-            for line in framer.feed(chunk):
-                put(self._decode_line(line))
+            lines.extend(decode(line) for line in framer.feed(chunk))
             if self.journal is not None:
                 self.journal.flush()
 
+        def on_read_all() -> None:
+            # Everything the host had sent is read: the lines go to the core now (in this
+            # loop iteration, when the loop is idle) or to the inbox.
+            if lines:
+                batch = lines.copy()
+                lines.clear()
+                if not self._serve_here(batch):
+                    self.inbox.put_all(batch)
+
         try:
-            await feed_chunks(self.fds, on_chunk, self.wire.backlog_waiter)
+            await feed_chunks(self.fds, on_chunk, self.wire.backlog_waiter, on_read_all)
             for line in framer.eof():
                 put(self._decode_line(line))
             if self.journal is not None:
                 self.journal.flush()
         except OSError as exc:
+            on_read_all()  # what was read before the error is still the host's
             log.error("reading stdin failed: %s", exc)
         put(Eof())
 

@@ -71,22 +71,29 @@ async def feed_chunks(
     fds: StdioFds,
     on_chunk: Callable[[bytes], None],
     backlog: Callable[[], anyio.Event | None] | None = None,
+    on_read_all: Callable[[], None] | None = None,
 ) -> None:
     """Hand input to ``on_chunk`` as it arrives, in chunks of up to 64 KiB; return at EOF.
+    ``on_read_all`` is called each time reading stops for now (nothing more to read, output
+    backlog, end of input), after the chunks read until then.
 
     On a pipe, a socket or a terminal the chunk is read and handed over inside the loop's
     reader callback, which stays registered: a line reaches the inbox in the same loop
     iteration that saw it arrive. ``anyio.wait_readable`` per chunk (register the fd, wake a
     task, unregister) cost one more loop iteration and two ``epoll_ctl`` on every idle
-    wake-up (bench/NOTES.md). Like ``read_chunks``, it reads all there
-    is before the core runs (a host that writes everything before it reads gets the same
-    slack as before). The reader is unregistered while output backlog pauses reading (a
+    wake-up (bench/NOTES.md). Like ``read_chunks``, it reads all there is before
+    ``on_read_all`` (a host that writes everything before it reads gets the same slack as
+    before): until a read comes back short, which means the pipe was empty a moment ago (a
+    further read would only fail with ``EAGAIN``; what arrives later makes the fd readable
+    again). The reader is unregistered while output backlog pauses reading (a
     level-triggered reader left registered would spin).
     """
     fd = fds.input_fd
     if not _pollable(fd):
         async for chunk in read_chunks(fds, backlog):
             on_chunk(chunk)
+            if on_read_all is not None:
+                on_read_all()
         return
     _set_nonblocking(fds, fd)
     loop = asyncio.get_running_loop()
@@ -97,30 +104,39 @@ async def feed_chunks(
                 await waiter.wait()
         stop: asyncio.Future[bool] = loop.create_future()  # True: end of input
 
+        def read_all(stop: asyncio.Future[bool]) -> None:
+            while True:  # as read_chunks does: all there is, unless output backs up
+                if backlog is not None and backlog() is not None:
+                    loop.remove_reader(fd)
+                    stop.set_result(False)  # paused until the host reads our output
+                    return
+                try:
+                    chunk = os.read(fd, _CHUNK)
+                except BlockingIOError:
+                    return
+                except OSError as exc:
+                    if exc.errno not in (errno.EIO, errno.EBADF):
+                        raise
+                    chunk = b""  # a terminal that went away reads as EOF
+                if not chunk:
+                    loop.remove_reader(fd)
+                    stop.set_result(True)
+                    return
+                on_chunk(chunk)
+                if len(chunk) < _CHUNK:
+                    return  # drained: one system call (EAGAIN) fewer per command
+
         def readable(stop: asyncio.Future[bool] = stop) -> None:
             if stop.done():
                 return
             try:
-                while True:  # as read_chunks does: all there is, unless output backs up
-                    if backlog is not None and backlog() is not None:
-                        loop.remove_reader(fd)
-                        stop.set_result(False)  # paused until the host reads our output
-                        return
-                    try:
-                        chunk = os.read(fd, _CHUNK)
-                    except BlockingIOError:
-                        return
-                    except OSError as exc:
-                        if exc.errno not in (errno.EIO, errno.EBADF):
-                            raise
-                        chunk = b""  # a terminal that went away reads as EOF
-                    if not chunk:
-                        loop.remove_reader(fd)
-                        stop.set_result(True)
-                        return
-                    on_chunk(chunk)
+                read_all(stop)
+                if on_read_all is not None:
+                    on_read_all()
             except BaseException as exc:  # the awaiting task raises it
                 loop.remove_reader(fd)
+                if stop.done():
+                    raise
                 stop.set_exception(exc)
 
         loop.add_reader(fd, readable)

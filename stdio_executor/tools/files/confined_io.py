@@ -8,7 +8,9 @@ files are made relative to a directory descriptor that passed it, with ``O_EXCL`
 ``O_NOFOLLOW``, so a symlink planted or swapped between the permission check and the write
 (by a background job, an MCP server, another program) cannot lead a write outside. With no
 confinement (an allow rule or the host granted the path as given) the same calls run
-without the check.
+without the check. Also the directory primitives of the reading walks (LS, Grep):
+``open_checked_dir`` (a directory opened, then checked on its descriptor) and
+``open_subdir`` (a child entered relative to its parent, never through a symlink).
 Must not: decide permissions (the gate does) or word results (the tools do; ``Outside``
 says where the path led, and ``run_edit`` turns it into ``results.outside_now``).
 """
@@ -31,7 +33,9 @@ from .results import outside_now
 
 __all__ = [
     "Outside",
+    "open_checked_dir",
     "open_dir",
+    "open_subdir",
     "read_bytes",
     "replace_atomically",
     "run_edit",
@@ -98,6 +102,22 @@ def read_bytes(path: str, confine: Confinement | None, limit: int = -1) -> bytes
         return f.read(limit)
 
 
+def open_checked_dir(path: str, confine: Confinement | None) -> int:
+    """A descriptor of the existing directory ``path``, checked: a symlink on the way is
+    followed (what it led to when opened is what is checked), and ``Outside`` is raised
+    if that lies outside the roots. ``OSError`` if it cannot be opened as a directory."""
+    fd = os.open(path, _DIR)
+    _check(fd, path, confine)
+    return fd
+
+
+def open_subdir(dir_fd: int, name: str) -> int:
+    """The subdirectory ``name`` of the directory ``dir_fd`` has open, looked up in that
+    very directory and never through a symlink (``OSError`` if ``name`` is not, or no
+    longer, a directory): how a walk below a checked descriptor stays below it."""
+    return os.open(name, _DIR | _NOFOLLOW, dir_fd=dir_fd)
+
+
 def open_dir(path: str, confine: Confinement | None) -> int:
     """A descriptor of directory ``path``, made (with its missing parents) if needed: the
     nearest existing ancestor is opened and checked, and each missing level is created
@@ -119,7 +139,7 @@ def open_dir(path: str, confine: Confinement | None) -> int:
         for name in reversed(missing):
             with contextlib.suppress(FileExistsError):  # made meanwhile: opened below
                 os.mkdir(name, 0o777, dir_fd=fd)
-            below = os.open(name, _DIR | _NOFOLLOW, dir_fd=fd)
+            below = open_subdir(fd, name)
             os.close(fd)
             fd = below
     except BaseException:

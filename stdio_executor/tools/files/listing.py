@@ -4,10 +4,15 @@ Owns: walking a directory breadth first (shallow entries before deep ones, so a 
 still shows the top levels whole), what is left out (hidden entries, ``__pycache__``, the
 ``ignore`` globs), the cap of ``MAX_ENTRIES`` entries with its notice, and the tree text:
 ``- /abs/dir/`` then one ``- name`` line per entry, two spaces deeper per level, directories
-ending in ``/``.
-Must not: follow symbolic links to directories (a link is listed, never entered: no loops,
-and no way out of the directory the permission check judged) or decide confinement (the
-permission layer judges ``path`` like any Read).
+ending in ``/``. The walk goes by descriptor: the listed directory is opened first and, when
+the call was allowed because its path lay inside the workspace (``ToolContext.confine``),
+checked on that descriptor (a symlink swapped in after the permission check leads to a
+denial, not to a listing of what is outside); every subdirectory is opened relative to its
+parent's descriptor without following a symlink (``confined_io.open_subdir``), so one
+swapped for a symlink between being listed and being entered is listed, never entered.
+Must not: follow symbolic links to directories below the listed one (a link is listed,
+never entered: no loops, and no way out of the directory the permission check judged), or
+decide confinement (the permission layer judges ``path``; LS only re-checks its verdict).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ import msgspec
 
 from ..base import Tool, ToolContext, ToolOutcome, ToolSpec
 from ..inputs import UNSET, LSInput, parse
-from .results import Check, finish, input_error, missing_path, tool_error
+from .confined_io import Outside, open_checked_dir, open_subdir
+from .results import Check, finish, input_error, missing_path, outside_now, tool_error
 
 __all__ = ["MAX_ENTRIES", "LSTool"]
 
@@ -72,57 +78,137 @@ class LSTool(Tool):
 def list_directory(
     path: str, ignore: tuple[str, ...], spec: ToolSpec, ctx: ToolContext, check: Check
 ) -> ToolOutcome:
-    if not os.path.lexists(path):
-        return missing_path(path, "Directory")
-    if not os.path.isdir(path):
-        return tool_error(f"{path} is not a directory. Read it with Read.")
+    try:
+        root_fd = open_checked_dir(path, ctx.confine)
+    except Outside as outside:
+        return outside_now(spec.name, path, outside.where)
+    except OSError:
+        if not os.path.lexists(path):
+            return missing_path(path, "Directory")
+        if not os.path.isdir(path):
+            return tool_error(f"{path} is not a directory. Read it with Read.")
+        root_fd = -1  # a directory we may not read: listed empty, as before
     hidden = ctx.session.hidden.get(spec.name)
-    entries, truncated = _walk(path, ignore, check, hidden.fresh() if hidden else None)
+    try:
+        entries, truncated = _walk(path, ignore, check, hidden.fresh() if hidden else None, root_fd)
+    finally:
+        if root_fd >= 0:
+            os.close(root_fd)
     tree = _render(path, entries)
     text = f"{TRUNCATED if truncated else ''}{tree}\n\n{NOTE}"
     return finish(ToolOutcome(text), spec, ctx)
 
 
 def _walk(
-    root: str, ignore: tuple[str, ...], check: Check, hidden: Any = None
+    root: str, ignore: tuple[str, ...], check: Check, hidden: Any = None, root_fd: int | None = None
 ) -> tuple[list[str], bool]:
     """Paths relative to ``root`` (directories ending in ``/``), breadth first, at most
     ``MAX_ENTRIES``; and whether more were left out. ``hidden``: what deny rules hide
-    (permissions.hidden), never listed, by name or identity."""
+    (permissions.hidden), never listed, by name or identity. ``root_fd``: ``root`` already
+    opened (and checked) by the caller, who closes it; -1: it cannot be read (nothing
+    listed); None: opened here."""
     found: list[str] = []
+    if root_fd is None:
+        try:
+            fd = open_checked_dir(root, None)
+        except OSError:
+            return found, False
+        try:
+            return _walk(root, ignore, check, hidden, fd)
+        finally:
+            os.close(fd)
+    if root_fd < 0:
+        return found, False
     queue: deque[str] = deque([""])
     seen = 0
-    while queue:
-        rel_dir = queue.popleft()
-        try:
-            with os.scandir(os.path.join(root, rel_dir)) as it:
-                children = sorted(it, key=lambda e: e.name)
-        except OSError:
-            continue  # unreadable: listed by its parent, not entered
-        for entry in children:
-            seen += 1
-            if seen % _CHECK_EVERY == 0:
-                check()
-            name = entry.name
-            if name.startswith(".") or name in _SKIPPED_NAMES:
-                continue
-            rel = rel_dir + name
-            if _ignored(name, rel, ignore):
-                continue
-            if hidden is not None and hidden.hides(entry.path):
-                continue
+    prefix = root.rstrip("/") + "/"
+    parents = _Parents(root_fd)
+    try:
+        while queue:
+            rel_dir = queue.popleft()
             try:
-                is_dir = entry.is_dir(follow_symlinks=False)
+                fd = parents.enter(rel_dir)
             except OSError:
-                is_dir = False
-            if len(found) == MAX_ENTRIES:
-                return found, True
-            if is_dir:
-                found.append(rel + "/")
-                queue.append(rel + "/")
-            else:
-                found.append(rel)
+                continue  # vanished, or a symlink now: listed by its parent, not entered
+            try:
+                with os.scandir(fd) as it:
+                    children = sorted(it, key=lambda e: e.name)
+            except OSError:
+                continue  # unreadable: listed by its parent, not entered
+            finally:
+                if fd != root_fd:
+                    os.close(fd)
+            for entry in children:
+                seen += 1
+                if seen % _CHECK_EVERY == 0:
+                    check()
+                name = entry.name
+                if name.startswith(".") or name in _SKIPPED_NAMES:
+                    continue
+                rel = rel_dir + name
+                if _ignored(name, rel, ignore):
+                    continue
+                if hidden is not None and hidden.hides(prefix + rel):
+                    continue
+                try:
+                    is_dir = entry.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                if len(found) == MAX_ENTRIES:
+                    return found, True
+                if is_dir:
+                    found.append(rel + "/")
+                    queue.append(rel + "/")
+                else:
+                    found.append(rel)
+    finally:
+        parents.close()
     return found, False
+
+
+class _Parents:
+    """Descriptors of the directories a breadth-first walk enters, each opened relative to
+    its parent's descriptor (``open_subdir``: never through a symlink).
+
+    A directory's children are entered one after another (breadth first keeps siblings
+    together in the queue), so one parent descriptor is kept open at a time, and a parent
+    not kept is reopened from the root one level at a time: two descriptors at most,
+    however wide the tree."""
+
+    def __init__(self, root_fd: int) -> None:
+        self.root_fd = root_fd
+        self.rel = ""  # the kept parent, relative to the root ("" : the root itself)
+        self.fd = root_fd
+
+    def enter(self, rel_dir: str) -> int:
+        """A new descriptor of ``rel_dir`` ("a/b/", or "" for the root's own)."""
+        if not rel_dir:
+            return self.root_fd
+        parent, _, name = rel_dir[:-1].rpartition("/")
+        parent = parent + "/" if parent else ""
+        if parent != self.rel:
+            self.close()
+            self.rel = ""
+            self.fd = self.root_fd
+            at = self.root_fd
+            try:
+                for part in parent[:-1].split("/") if parent else ():
+                    below = open_subdir(at, part)
+                    if at != self.root_fd:
+                        os.close(at)
+                    at = below
+            except OSError:
+                if at != self.root_fd:
+                    os.close(at)
+                raise
+            self.rel, self.fd = parent, at
+        return open_subdir(self.fd, name)
+
+    def close(self) -> None:
+        if self.fd != self.root_fd:
+            os.close(self.fd)
+            self.fd = self.root_fd
+            self.rel = ""
 
 
 def _ignored(name: str, rel: str, patterns: tuple[str, ...]) -> bool:

@@ -1,0 +1,114 @@
+"""LS and Grep stay inside the directory the permission check judged (the real daemon).
+
+The class of escape: the path is judged, then a symlink on it changes before (or while) the
+tool walks it. Each test is one way in: the listed or searched directory is itself a link
+out (judged as before: asks or is denied), it is swapped for one after the check (an ask
+rule holds the call while the test swaps it, as the Read/Glob race tests do), a
+subdirectory is a link out, a subdirectory is swapped for one during the walk, and a path
+spelled with ``..``. A hard link to an outside file is a file inside (the same inode under a
+name inside the workspace): not an escape, and not tested as one.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from daemon_harness import DaemonProcess, run_daemon, tool_use
+from test_e2e_fast_path import SECRET, answer, outside, request, status, ws
+
+from stdio_executor.protocol import ToolResult
+from stdio_executor.tools.files import listing
+
+BYPASS = ("--permission-mode", "bypassPermissions")
+__all__ = ["outside", "ws"]  # fixtures shared with the Read/Glob race tests
+
+
+def call(d: DaemonProcess, tool_use_id: str, name: str, **raw: Any) -> ToolResult:
+    d.send(tool_use(tool_use_id, raw, name=name))
+    return d.result(tool_use_id)
+
+
+def ask_rule(tool: str) -> tuple[str, str]:
+    return ("--settings", json.dumps({"permissions": {"ask": [tool]}}))
+
+
+def swap_for_link(path: Path, target: Path) -> None:
+    """``path`` (a directory, a file or a link) replaced by a symlink to ``target``."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    else:
+        path.rename(path.with_name(path.name + ".old"))
+    path.symlink_to(target)
+
+
+def leaked(result: ToolResult) -> bool:
+    text = str(result.content)
+    return SECRET in text or "secret.txt" in text
+
+
+# ------------------------------------------------------------------------------------ LS
+
+
+def test_ls_of_a_link_out_asks_or_is_denied_as_before(ws: Path, outside: Path) -> None:
+    (ws / "out").symlink_to(outside)
+    with run_daemon(ws, *BYPASS) as d:
+        result = call(d, "ls", "LS", path=str(ws / "out"))
+        assert status(result) == (True, "denied") and not leaked(result), result
+    with run_daemon(ws, "--permission-mode", "default") as d:
+        d.send(tool_use("ls", {"path": str(ws / "out")}, name="LS"))
+        req = request(d, "ls")
+        assert "outside the workspace" in req.reason
+        answer(d, req, "deny")
+        assert status(d.result("ls")) == (True, "denied")
+
+
+def test_ls_of_a_directory_swapped_for_a_link_after_the_check_is_denied(
+    ws: Path, outside: Path
+) -> None:
+    with run_daemon(ws, *BYPASS, *ask_rule("LS")) as d:
+        d.send(tool_use("ls", {"path": str(ws / "sub")}, name="LS"))
+        req = request(d, "ls")
+        swap_for_link(ws / "sub", outside)
+        answer(d, req, "allow")
+        result = d.result("ls")
+    assert status(result) == (True, "denied"), result
+    assert not leaked(result)
+    assert str(outside) in str(result.content)  # where the path led
+
+
+def test_ls_lists_a_link_out_below_it_and_does_not_enter_it(ws: Path, outside: Path) -> None:
+    (ws / "sub" / "out").symlink_to(outside)
+    with run_daemon(ws, *BYPASS) as d:
+        result = call(d, "ls", "LS", path=str(ws))
+    assert not result.is_error, result
+    assert "    - out\n" in str(result.content) and not leaked(result)
+
+
+def test_ls_with_dot_dot_components_is_judged_where_it_leads(ws: Path, outside: Path) -> None:
+    with run_daemon(ws, *BYPASS) as d:
+        inside = call(d, "in", "LS", path=str(ws / "sub" / ".." / "sub"))
+        assert "x.txt" in str(inside.content), inside
+        out = call(d, "out", "LS", path=f"{ws}/sub/../../{outside.name}")
+        assert status(out) == (True, "denied") and not leaked(out), out
+
+
+def test_ls_does_not_enter_a_directory_swapped_for_a_link_during_the_walk(
+    ws: Path, outside: Path
+) -> None:
+    """The walk's cancellation check runs every few hundred entries; here it is the moment
+    the directory ``a`` (already listed as a directory, not yet entered) becomes a link."""
+    (ws / "a").mkdir()
+    (ws / "a" / "inner.txt").write_text("inner\n")
+    for i in range(300):
+        (ws / f"f{i:03}").write_text("")
+
+    def swap() -> None:
+        if not (ws / "a").is_symlink():
+            swap_for_link(ws / "a", outside)
+
+    entries, _ = listing._walk(str(ws), (), swap)
+    assert (ws / "a").is_symlink()  # the swap happened mid-walk
+    assert "a/" in entries
+    assert not [e for e in entries if "secret" in e or "inner" in e], entries
