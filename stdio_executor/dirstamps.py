@@ -72,9 +72,19 @@ class _Mounts:
 
     def check(self) -> int:
         """Poll the mount table; on a change, reread it and move the generation."""
+        poll = self._poll
+        if poll is not None:
+            # Without the lock (it costs as much as the poll): a poll object refuses a
+            # second poll at once with RuntimeError, taken as "changed", to be safe.
+            try:
+                changed = bool(poll.poll(0))
+            except RuntimeError:
+                changed = True
+            if not changed:
+                return self.generation
         with self._lock:
-            # -1: not read yet. poll says "changed" once per change, for this descriptor.
-            if self._fd == -1 or (self._poll is not None and self._poll.poll(0)):
+            # Not read yet (-1), or changed: poll says "changed" once per change.
+            if self._fd == -1 or poll is not None:
                 self._load()
             return self.generation
 

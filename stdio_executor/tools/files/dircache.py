@@ -120,14 +120,18 @@ class ListingCache:
     def held(self, st: os.stat_result) -> Listing | None:
         """The listing kept for the directory ``st`` is a fresh ``fstat`` of, if its stamp
         is the one it was read under."""
+        # No lock: each dict operation is atomic under the GIL; an entry evicted by another
+        # thread between them is simply not found.
         ident = (st.st_dev, st.st_ino)
-        with self._lock:
-            held = self._items.get(ident)
-            if held is None or held[0] != dirstamps.stamp(st):
-                return None
+        held = self._items.get(ident)
+        if held is None or held[0] != dirstamps.stamp(st):
+            return None
+        try:
             self._items.move_to_end(ident)
-            self.hits += 1
-            return held[1]
+        except KeyError:
+            return None
+        self.hits += 1
+        return held[1]
 
     def may_keep(self, st: os.stat_result, path: str) -> bool:
         """Whether a listing read now of the directory ``st`` was just taken of (at

@@ -265,6 +265,7 @@ def _walk(
         if before // _CHECK_EVERY_ENTRIES != seen // _CHECK_EVERY_ENTRIES:
             check()  # (a listing read just now was checked as it was read, too)
         names, subdirs = kept.select(regex, rel, descend)
+        add = found
         for name in names:
             try:
                 # Followed, as a plain walk's is_file() follows: a symlink to a file is
@@ -277,7 +278,7 @@ def _walk(
             full = joined + name
             if hidden is not None and hidden.hides(full, st):
                 continue
-            found(st.st_mtime_ns, full)
+            add(st.st_mtime_ns, full)
         return subdirs
 
     def scan_plain(where: int | str, joined: str, rel: str, descend: bool) -> list[str]:
