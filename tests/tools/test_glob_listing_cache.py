@@ -22,6 +22,7 @@ import pytest
 
 from stdio_executor import dirstamps
 from stdio_executor.confine import Confinement
+from stdio_executor.tools.files import dircache
 from stdio_executor.tools.files.dircache import LISTINGS, ListingCache, read_listing
 from stdio_executor.tools.files.globbing import _Outside, glob_files
 
@@ -210,13 +211,33 @@ def test_a_change_right_after_a_listing_of_a_fresh_tree_is_seen(
     assert LISTINGS.hits == 0
 
 
-def test_a_tree_changed_just_now_is_read_until_it_settles_then_kept(tree: Path) -> None:
+class _Later:
+    """``time`` as seen ``ahead`` nanoseconds from now."""
+
+    def __init__(self) -> None:
+        self.ahead = 0
+
+    def time_ns(self) -> int:
+        return time.time_ns() + self.ahead
+
+
+def test_a_tree_changed_just_now_is_read_until_it_settles_then_kept(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The real margin, and a clock the test moves on instead of waiting 2 s.
+    monkeypatch.setattr(dirstamps, "RACY_NS", 2_000_000_000)
+    clock = _Later()
+    monkeypatch.setattr(dirstamps, "time", clock)
+    monkeypatch.setattr(dircache, "time", clock)
     expected = ["pkg0/a.txt", "pkg0/b.txt", "pkg1/c.txt"]
-    assert sorted(names(tree)) == expected
-    assert sorted(names(tree)) == expected
+    for _ in range(3):
+        assert sorted(names(tree)) == expected
     assert LISTINGS.hits == 0  # changed within the margin: read each time
-    settle()
-    assert sorted(cached(tree)) == expected
+    clock.ahead = 2_500_000_000
+    assert sorted(names(tree)) == expected  # settled now: read once more, and kept
+    assert LISTINGS.hits == 0
+    assert sorted(names(tree)) == expected
+    assert LISTINGS.hits == 3
 
 
 def test_a_file_rewritten_in_place_moves_up_the_order(tree: Path) -> None:
