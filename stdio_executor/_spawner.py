@@ -32,12 +32,19 @@ daemon's) numbers them as the daemon does. The daemon is told the latter (``_hos
 
 Messages are pickled tuples (the socket is a private socketpair with the daemon):
 daemon -> spawner: ``("path", sys_path)``, ``("spawn", id, argv, cwd, env, flags, pre_exec,
-args, share_key)`` with three fds, ``("signal", id, signum)``;
-spawner -> daemon: ``("started", id, init_pid, command_pid, mode)``,
-``("failed", id, errno, message)``,
+args, share_key, report_start)`` with three fds, ``("signal", id, signum)``;
+spawner -> daemon: ``("started", id, init_pid, command_pid, mode)`` (a helper sends it only
+when ``report_start``), ``("failed", id, errno, message)``,
 ``("status", id, wait_status)`` (from a subreaper init: the command's own status),
-``("exited", id, wait_status)`` (the call's first process is reaped: nothing of it is left).
+``("exited", id, wait_status)`` (the call's first process is reaped: nothing of it is left),
+``("helper", id, helper_id)`` with one fd, ``("retired", helper_id)``.
 A helper speaks the same protocol with the spawner, which relays its replies as they are.
+It also has a *direct* socket to the daemon (handed over by the ``helper`` message, sent
+when the helper made for call ``id`` is ready): the daemon sends that plan's later calls
+and their signals there, one relay hop less per message; the helper answers each call on
+the socket it came from. ``retired``: the spawner let go of that helper (``_MAX_HELPERS``);
+it serves its direct socket until the daemon closes it (the daemon does once its calls
+there are gone), and exits when no socket of its is left open.
 """
 
 from __future__ import annotations
@@ -174,6 +181,11 @@ def _send(sock: socket.socket, message: tuple[Any, ...]) -> None:
 class Spawner:
     def __init__(self, sock: socket.socket, nested: bool = False) -> None:
         self.sock = sock
+        # Sockets requests come from: ``sock`` and, in a helper, the daemon's direct one.
+        self.clients: list[socket.socket] = [sock]
+        self.replies: dict[int, socket.socket] = {}  # call id -> its socket, if not ``sock``
+        self.client_env: dict[int, dict[str, str]] = {}  # fileno -> its last environment
+        self.next_helper_id = 0
         # Our pid as /proc (the daemon's) and the daemon number it: inside our own PID
         # namespace getpid() is 1, and every pid we get from clone/waitpid is numbered there.
         self.host_pid = int(os.readlink("/proc/self")) if _linux else os.getpid()
@@ -202,6 +214,12 @@ class Spawner:
         if nested and _can_return_to_own_pidns():
             self.own_pidns = os.open("/proc/self/ns/pid", os.O_RDONLY | os.O_CLOEXEC)
             self.home = os.open(".", os.O_RDONLY | os.O_CLOEXEC)
+
+    def _reply(self, call_id: int, done: bool = False) -> socket.socket:
+        """The socket a report about ``call_id`` goes to (``done``: its last report)."""
+        if done:
+            return self.replies.pop(call_id, self.sock)
+        return self.replies.get(call_id, self.sock)
 
     @property
     def direct(self) -> bool:
@@ -268,6 +286,7 @@ class Spawner:
         fds: list[int],
         share_key: Any = None,
         raw: bytes = b"",
+        report_start: bool = True,
     ) -> None:
         if self.applied:
             pre_exec, extra_flags, share_key = None, 0, None
@@ -276,7 +295,7 @@ class Spawner:
             return
         flags = self._base_flags() | extra_flags
         if self.own_pidns >= 0 and pre_exec is None and not extra_flags:
-            self._spawn_in_place(call_id, argv, cwd, env, fds)
+            self._spawn_in_place(call_id, argv, cwd, env, fds, report_start)
             return
         try:
             err_r, err_w = os.pipe()
@@ -285,7 +304,10 @@ class Spawner:
         except OSError as exc:
             for fd in fds:
                 os.close(fd)
-            _send(self.sock, ("failed", call_id, exc.errno or 1, exc.strerror or str(exc)))
+            _send(
+                self._reply(call_id, done=True),
+                ("failed", call_id, exc.errno or 1, exc.strerror or str(exc)),
+            )
             return
         if pid == 0:
             try:
@@ -317,7 +339,10 @@ class Spawner:
                 os.kill(pid, signal.SIGKILL)
                 os.close(go_w)
                 os.close(err_r)
-                _send(self.sock, ("failed", call_id, exc.errno or 1, f"user namespace: {exc}"))
+                _send(
+                    self._reply(call_id, done=True),
+                    ("failed", call_id, exc.errno or 1, f"user namespace: {exc}"),
+                )
                 return
             os.write(go_w, b"x")
             os.close(go_w)
@@ -340,7 +365,7 @@ class Spawner:
         try:
             helper = self.helpers.get(key)
             if helper is None:
-                helper = self._new_helper(key, pre_exec, args)
+                helper = self._new_helper(call_id, key, pre_exec, args)
             if helper.env_version != self.env_version:
                 message = pickle.loads(raw)
                 if message[4] is None:  # "the same as the last": not the last it saw
@@ -348,7 +373,9 @@ class Spawner:
                 helper.env_version = self.env_version
             _send_raw(helper.sock, raw, fds)
         except OSError as exc:
-            _send(self.sock, ("failed", call_id, exc.errno or 1, _describe(exc)))
+            _send(
+                self._reply(call_id, done=True), ("failed", call_id, exc.errno or 1, _describe(exc))
+            )
             return
         finally:
             for fd in fds:
@@ -357,22 +384,26 @@ class Spawner:
         self.delegated[call_id] = helper
 
     def _new_helper(
-        self, key: Any, pre_exec: Callable[..., None], args: tuple[Any, ...]
+        self, call_id: int, key: Any, pre_exec: Callable[..., None], args: tuple[Any, ...]
     ) -> _Helper:
         """Fork a helper that runs ``pre_exec(*args)`` once and then serves spawns as we do
-        (``_helper_main``). Waits for it to be ready: once per distinct set-up."""
+        (``_helper_main``). Waits for it to be ready: once per distinct set-up. The daemon
+        is handed the helper's direct socket (``("helper", call_id, helper_id)``) before
+        the call that made it is passed on."""
         for old_key, old in list(self.helpers.items()):
             if len(self.helpers) < _MAX_HELPERS:
                 break
-            if not old.calls:  # idle: its EOF ends it
+            if not old.calls:  # idle here; it goes once the daemon closes its direct socket
                 old.sock.close()
                 del self.helpers[old_key]
+                _send(self.sock, ("retired", old.helper_id))
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        direct_daemon, direct_helper = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         err_r, err_w = os.pipe()
         try:
             pid = _clone(0)
         except OSError:
-            for end in (ours, theirs):
+            for end in (ours, theirs, direct_daemon, direct_helper):
                 end.close()
             for fd in (err_r, err_w):
                 os.close(fd)
@@ -380,22 +411,33 @@ class Spawner:
         if pid == 0:
             try:
                 ours.close()
+                direct_daemon.close()
                 os.close(err_r)
-                _helper_main(self, theirs, err_w, pre_exec, args)
+                _helper_main(self, theirs, direct_helper, err_w, pre_exec, args)
             finally:
                 os._exit(127)
         theirs.close()
+        direct_helper.close()
         os.close(err_w)
         report = bytearray()
         while chunk := _read_retrying(err_r):
             report += chunk
         os.close(err_r)
-        if report != _READY:
-            ours.close()
-            errno, _, message = report.decode(errors="replace").partition(":")
-            raise OSError(int(errno or 1), message or "the sandbox helper exited while starting")
-        helper = _Helper(ours)
-        self.helpers[key] = helper
+        try:
+            if report != _READY:
+                ours.close()
+                errno, _, message = report.decode(errors="replace").partition(":")
+                raise OSError(
+                    int(errno or 1), message or "the sandbox helper exited while starting"
+                )
+            self.next_helper_id += 1
+            helper = _Helper(ours, self.next_helper_id)
+            self.helpers[key] = helper
+            with contextlib.suppress(OSError):  # the daemon gone: our next read ends us
+                announce = pickle.dumps(("helper", call_id, helper.helper_id))
+                socket.send_fds(self.sock, [announce], [direct_daemon.fileno()])
+        finally:
+            direct_daemon.close()
         return helper
 
     def _from_helper(self, helper: _Helper) -> None:
@@ -427,7 +469,13 @@ class Spawner:
                 self.sock.send(data)
 
     def _spawn_in_place(
-        self, call_id: int, argv: list[str], cwd: str | None, env: dict[str, str], fds: list[int]
+        self,
+        call_id: int,
+        argv: list[str],
+        cwd: str | None,
+        env: dict[str, str],
+        fds: list[int],
+        report_start: bool = True,
     ) -> None:
         """The command itself as pid 1 of a new PID namespace, started with ``posix_spawn``
         (vfork: no copy of this interpreter, no Python in the child): ``unshare(2)`` makes
@@ -465,17 +513,22 @@ class Spawner:
                 if cwd:
                     os.fchdir(self.home)
             self.calls[pid] = call_id
-            host = self._host(pid)
+            # The daemon's number for it: for the report, else looked up when first needed
+            # (``_signal_pid1``); a pidfd and a /proc read per call saved.
+            host = self._host(pid) if report_start else 0
         except OSError as exc:
             if pid:
                 os.kill(pid, signal.SIGKILL)  # reaped by ``reap``, reported as failed
-            _send(self.sock, ("failed", call_id, exc.errno or 1, _describe(exc)))
+            _send(
+                self._reply(call_id, done=True), ("failed", call_id, exc.errno or 1, _describe(exc))
+            )
             return
         finally:
             for fd in fds:
                 os.close(fd)
-        self.hosts[pid] = host
-        _send(self.sock, ("started", call_id, host, host, self.mode))
+        if report_start:
+            self.hosts[pid] = host
+            _send(self._reply(call_id), ("started", call_id, host, host, self.mode))
 
     def _check(self, err_r: int, block: bool = False) -> None:
         """Read an init's report pipe; at EOF (the command exec'd, the pipe being
@@ -498,13 +551,14 @@ class Spawner:
         os.close(err_r)
         if report:
             errno, _, message = report.decode(errors="replace").partition(":")
-            _send(self.sock, ("failed", call_id, int(errno or 1), message))
+            _send(self._reply(call_id), ("failed", call_id, int(errno or 1), message))
         else:
             if self.direct:
                 host = self.hosts.get(pid, pid)
-                _send(self.sock, ("started", call_id, host, host, self.mode))
+                _send(self._reply(call_id), ("started", call_id, host, host, self.mode))
             else:
-                _send(self.sock, ("started", call_id, pid, _command_pid(pid), self.mode))
+                started = ("started", call_id, pid, _command_pid(pid), self.mode)
+                _send(self._reply(call_id), started)
 
     def _init(
         self,
@@ -609,7 +663,11 @@ class Spawner:
             return  # already on its way out
         with contextlib.suppress(OSError):
             os.killpg(pid, signum)  # its group id is its pid (a session of its own)
-        disposition = _disposition(self.hosts.get(pid, pid), signum)
+        host = self.hosts.get(pid)
+        if host is None:
+            with contextlib.suppress(OSError):  # our unreaped child: it cannot fail
+                self.hosts[pid] = host = self._host(pid)
+        disposition = _disposition(host or pid, signum)
         if disposition == "default" and signum in _TERMINATING:
             self.substituted[pid] = signum
             os.kill(pid, signal.SIGKILL)
@@ -631,7 +689,7 @@ class Spawner:
                 if init == pid:  # "started" (or "failed") before "exited"
                     self._check(err_r, block=True)
             if call_id is not None:
-                _send(self.sock, ("exited", call_id, status))
+                _send(self._reply(call_id, done=True), ("exited", call_id, status))
 
     def sweep(self) -> None:
         """SIGKILL children that are not an init of ours: descendants of a SIGKILLed init
@@ -640,6 +698,17 @@ class Spawner:
             if pid not in self.calls:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
+
+    def _client_gone(self, sock: socket.socket) -> None:
+        """A socket we serve reached EOF. The daemon's (ours, or a helper's two: the
+        spawner's and the daemon's direct one) all closed: every call goes, then we do.
+        A helper the spawner let go of serves its direct socket until the daemon closes it."""
+        self.clients.remove(sock)
+        self.client_env.pop(sock.fileno(), None)
+        if not self.applied or not self.clients:
+            self.shutdown()
+        if sock is not self.sock:
+            sock.close()
 
     def shutdown(self) -> None:
         """The daemon is gone: every call goes, then we do."""
@@ -668,7 +737,7 @@ class Spawner:
         signal.signal(signal.SIGCHLD, lambda *_: None)
         while True:
             try:
-                watched = [self.sock.fileno(), wake_r, *self.pending]
+                watched = [*(c.fileno() for c in self.clients), wake_r, *self.pending]
                 watched += [h.sock.fileno() for h in self.helpers.values()]
                 ready, _, _ = select.select(watched, [], [], _SWEEP_S)
             except InterruptedError:
@@ -685,28 +754,38 @@ class Spawner:
             self.reap()
             if self.mode in ("subreaper", "group"):
                 self.sweep()
-            if self.sock.fileno() in ready:
-                self.serve()
+            for client in list(self.clients):
+                if client.fileno() in ready:
+                    self.serve(client)
 
-    def serve(self) -> None:
+    def serve(self, sock: socket.socket) -> None:
         while True:
             try:
-                data, fds = _receive(self.sock)
+                data, fds = _receive(sock)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
-                self.shutdown()
+                data = b""
             if not data:
-                self.shutdown()
+                self._client_gone(sock)
+                return
             data, message = _unwrap(data, fds)
             kind = message[0]
             if kind == "spawn":
-                _, call_id, argv, cwd, env, flags, pre_exec, args, share_key = message
-                if env is None:  # the same as the last request's
+                _, call_id, argv, cwd, env, flags, pre_exec, args, share_key, report = message
+                if sock is not self.sock:
+                    self.replies[call_id] = sock
+                    if env is None:  # the same as the last request's on this socket
+                        env = self.client_env[sock.fileno()]
+                    else:
+                        self.client_env[sock.fileno()] = env
+                elif env is None:  # the same as the last request's
                     env = self.env
                 else:
                     self.env, self.env_version = env, self.env_version + 1
-                self.spawn(call_id, argv, cwd, env, flags, pre_exec, args, fds, share_key, data)
+                self.spawn(
+                    call_id, argv, cwd, env, flags, pre_exec, args, fds, share_key, data, report
+                )
             elif kind == "signal":
                 self.send_signal(message[1], message[2])
             elif kind == "path":
@@ -732,10 +811,12 @@ PR_SET_DUMPABLE = 4
 
 
 class _Helper:
-    """Our end of a helper's socket and the calls it runs."""
+    """Our end of a helper's socket and the calls we passed it (not those the daemon sent
+    it directly)."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, helper_id: int) -> None:
         self.sock = sock
+        self.helper_id = helper_id
         self.calls: set[int] = set()
         self.env_version = 0  # of the last environment it was sent (0: none)
 
@@ -751,6 +832,7 @@ def _read_retrying(fd: int) -> bytes:
 def _helper_main(
     parent: Spawner,
     sock: socket.socket,
+    direct: socket.socket,
     err_w: int,
     pre_exec: Callable[..., None],
     args: tuple[Any, ...],
@@ -787,10 +869,11 @@ def _helper_main(
         _prctl(PR_SET_DUMPABLE, 0)
         # Nothing of the spawner's stays open here (the daemon's socket, other helpers').
         for fd in _open_fds():
-            if fd > 2 and fd not in (sock.fileno(), err_w):
+            if fd > 2 and fd not in (sock.fileno(), direct.fileno(), err_w):
                 with contextlib.suppress(OSError):
                     os.close(fd)
         helper = Spawner(sock, nested=True)
+        helper.clients.append(direct)
         helper.applied = True
         if helper.own_pidns < 0:
             raise OSError(1, "sandbox helper: cannot nest PID namespaces")

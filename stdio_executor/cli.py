@@ -80,6 +80,8 @@ environment:
                              comma-separated sandbox mechanisms to treat as missing
                              (landlock, userns, bwrap, join), to test an unsupported
                              system
+  XDG_CONFIG_HOME            where git's global config and ignore file are, which ripgrep
+                             may read under Grep's Landlock domain (default ~/.config)
   STDIO_EXECUTOR             not read by the daemon: the command the examples and clients
                              start, as a JSON array of words or as shell words
 """

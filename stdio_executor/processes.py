@@ -48,7 +48,11 @@ from the sandbox; ``None`` means no sandbox, only containment. A plan adds:
 - ``share_key``: when not None, ``pre_exec`` may serve every call with the same key (it
   sets nothing about one call, nor the working directory): the spawner runs it once in a
   *helper* that then starts each such command with ``posix_spawn``, which is much cheaper
-  than a fork per call. Which helper is found by ``(pre_exec, share_key)``.
+  than a fork per call. Which helper is found by ``(pre_exec, share_key)``. Once a helper
+  is made, the spawner hands us a socket to it (a ``_Direct``): later calls of that key,
+  and their signals, go to the helper straight, and it reports on that socket (one relay
+  hop less per message). Its EOF (the helper died, or the spawner and with it every
+  helper) ends every call sent there, as the spawner's does for the rest.
 - ``argv_prefix``: prepended to the argv (e.g. ``bwrap ... --``); ``env``: merged over the
   child's environment.
 """
@@ -136,9 +140,12 @@ class Child:
     is the command's exit status as ``subprocess`` gives it (negative: killed by that
     signal), set once nothing of the call is left."""
 
-    def __init__(self, registry: ProcessRegistry, call_id: int) -> None:
+    def __init__(
+        self, registry: ProcessRegistry, call_id: int, direct: _Direct | None = None
+    ) -> None:
         self._registry = registry
         self.call_id = call_id
+        self._direct = direct  # the helper's socket it was sent to (None: the spawner's)
         self.pid = 0
         self.init_pid = 0
         self.mode = ""
@@ -184,7 +191,7 @@ class Child:
         """To the call (``_spawner.Spawner.send_signal`` says how it is delivered to a
         pid-1 command); SIGKILL ends the command and with it the call."""
         if not self._gone.is_set():
-            self._registry._send(("signal", self.call_id, signum))
+            self._registry._send(("signal", self.call_id, signum), direct=self._direct)
 
     def terminate(self) -> None:
         self.send_signal(signal.SIGTERM)
@@ -227,6 +234,18 @@ class Child:
         self._set_gone()
 
 
+class _Direct:
+    """Our socket to one sandbox helper (made by the spawner, ``_spawner._new_helper``)
+    and the calls sent on it."""
+
+    def __init__(self, sock: socket.socket, helper_id: int) -> None:
+        self.sock = sock
+        self.helper_id = helper_id
+        self.children: set[int] = set()  # call ids sent here and not yet gone
+        self.env_sent: dict[str, str] | None = None  # the helper has it (None: nothing)
+        self.retired = False  # the spawner let go of it: closed once its calls are gone
+
+
 class ProcessRegistry:
     """One daemon's spawner and the children it has started and not yet seen gone."""
 
@@ -237,6 +256,11 @@ class ProcessRegistry:
         self._children: dict[int, Child] = {}
         self._next_id = 0
         self._env_sent: dict[str, str] | None = None  # the spawner has it (None: nothing)
+        # Sandbox helpers we talk to directly, by ``(pre_exec, share_key)``; and the key of
+        # each call sent to the spawner with one, until its helper is known.
+        self._direct: dict[Hashable, _Direct] = {}
+        self._direct_by_id: dict[int, _Direct] = {}
+        self._keys: dict[int, Hashable] = {}
 
     @property
     def live(self) -> frozenset[Child]:
@@ -286,29 +310,34 @@ class ProcessRegistry:
 
     # ---------------------------------------------------------------- the wire
 
-    def _send(self, message: tuple[Any, ...], fds: Sequence[int] = ()) -> None:
-        if self._sock is None:
+    def _send(
+        self, message: tuple[Any, ...], fds: Sequence[int] = (), direct: _Direct | None = None
+    ) -> None:
+        sock = self._sock if direct is None else direct.sock
+        if sock is None or sock.fileno() < 0:
             return
         import pickle  # with the spawner (started when the daemon is first idle)
 
         data = pickle.dumps(message)
         try:
             try:
-                self._send_now(data, fds)
+                self._send_now(sock, data, fds)
             except BlockingIOError:
                 # The spawner is busy (a burst of spawns, a sandbox helper being set up):
                 # wait for room rather than call it lost. It reads as soon as it is free.
-                self._sock.settimeout(_SEND_WAIT_S)
+                sock.settimeout(_SEND_WAIT_S)
                 try:
-                    self._send_now(data, fds)
+                    self._send_now(sock, data, fds)
                 finally:
-                    self._sock.setblocking(False)
+                    sock.setblocking(False)
         except OSError as exc:
+            if direct is not None:
+                self._direct_lost(direct)
+                return
             log.error("the process spawner is gone (%s)", exc)
             self._lost()
 
-    def _send_now(self, data: bytes, fds: Sequence[int]) -> None:
-        assert self._sock is not None
+    def _send_now(self, sock: socket.socket, data: bytes, fds: Sequence[int]) -> None:
         if len(data) > _INLINE_MAX:
             # Larger than a SOCK_SEQPACKET message may be (a big environment): the request
             # travels in a memfd, announced by ("large",) (``_spawner._unwrap``).
@@ -320,13 +349,13 @@ class ProcessRegistry:
                 while view:
                     view = view[os.write(carrier, view) :]
                 os.lseek(carrier, 0, os.SEEK_SET)
-                socket.send_fds(self._sock, [pickle.dumps(("large",))], [*fds, carrier])
+                socket.send_fds(sock, [pickle.dumps(("large",))], [*fds, carrier])
             finally:
                 os.close(carrier)
         elif fds:
-            socket.send_fds(self._sock, [data], list(fds))
+            socket.send_fds(sock, [data], list(fds))
         else:
-            self._sock.send(data)
+            sock.send(data)
 
     def _listen(self) -> None:
         loop = asyncio.get_running_loop()
@@ -335,40 +364,137 @@ class ProcessRegistry:
         assert self._sock is not None
         self._sock.setblocking(False)
         loop.add_reader(self._sock.fileno(), self._on_readable)
+        for direct in self._direct_by_id.values():
+            loop.add_reader(direct.sock.fileno(), self._on_direct_readable, direct)
         self._loop = loop
 
     def _on_readable(self) -> None:
         import pickle  # loaded by _send already: the spawner was sent its path first
 
+        flags = getattr(socket, "MSG_CMSG_CLOEXEC", 0)
         while self._sock is not None:
             try:
-                data = self._sock.recv(65536)
+                data, ancdata, _, _ = self._sock.recvmsg(65536, _FD_SPACE, flags)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data, ancdata = b"", []
+            if not data:
+                log.error("the process spawner exited; its children were killed with it")
+                self._lost()
+                return
+            message = pickle.loads(data)
+            if message[0] == "helper":
+                self._on_helper(message[1], message[2], ancdata)
+            elif message[0] == "retired":
+                self._on_retired(message[1])
+            else:
+                self._on_report(message)
+
+    def _on_report(self, message: tuple[Any, ...]) -> None:
+        kind, call_id, *rest = message
+        child = self._children.get(call_id)
+        if child is None:
+            return
+        if kind == "started":
+            child._on_started(rest[0], rest[1], rest[2])
+        elif kind == "failed":
+            self._forget(child)
+            child._on_failed(rest[0], rest[1])
+        elif kind == "status":
+            child._on_status(rest[0])
+        elif kind == "exited":
+            self._forget(child)
+            child._on_gone(rest[0])
+
+    def _forget(self, child: Child) -> None:
+        del self._children[child.call_id]
+        self._keys.pop(child.call_id, None)
+        direct = child._direct
+        if direct is not None:
+            direct.children.discard(child.call_id)
+            if direct.retired and not direct.children:
+                self._close_direct(direct)
+
+    # ------------------------------------------------------- sandbox helpers, directly
+
+    def _on_helper(self, call_id: int, helper_id: int, ancdata: list[Any]) -> None:
+        """The spawner made a helper for ``call_id``'s key: our socket to it."""
+        fds = _fds_of(ancdata)
+        if not fds:
+            return
+        sock = socket.socket(fileno=fds[0])
+        for extra in fds[1:]:
+            os.close(extra)
+        key = self._keys.pop(call_id, None)
+        if key is None or self._loop is None:
+            sock.close()  # closed at once: the helper serves the spawner's socket only
+            return
+        sock.setblocking(False)
+        direct = _Direct(sock, helper_id)
+        old = self._direct.get(key)
+        if old is not None:
+            self._retire(old)
+        self._direct[key] = direct
+        self._direct_by_id[helper_id] = direct
+        self._loop.add_reader(sock.fileno(), self._on_direct_readable, direct)
+
+    def _on_retired(self, helper_id: int) -> None:
+        direct = self._direct_by_id.get(helper_id)
+        if direct is not None:
+            self._retire(direct)
+
+    def _retire(self, direct: _Direct) -> None:
+        """No new calls go to ``direct``; it is closed once its calls are gone (the
+        helper exits when no socket of its is left)."""
+        direct.retired = True
+        for key, known in list(self._direct.items()):
+            if known is direct:
+                del self._direct[key]
+        if not direct.children:
+            self._close_direct(direct)
+
+    def _close_direct(self, direct: _Direct) -> None:
+        self._direct_by_id.pop(direct.helper_id, None)
+        for key, known in list(self._direct.items()):
+            if known is direct:
+                del self._direct[key]
+        if direct.sock.fileno() >= 0:
+            if self._loop is not None:
+                with contextlib.suppress(Exception):
+                    self._loop.remove_reader(direct.sock.fileno())
+            direct.sock.close()
+
+    def _on_direct_readable(self, direct: _Direct) -> None:
+        import pickle
+
+        while direct.sock.fileno() >= 0:
+            try:
+                data = direct.sock.recv(65536)
             except (BlockingIOError, InterruptedError):
                 return
             except OSError:
                 data = b""
             if not data:
-                log.error("the process spawner exited; its children were killed with it")
-                self._lost()
+                self._direct_lost(direct)
                 return
-            kind, call_id, *rest = pickle.loads(data)
+            self._on_report(pickle.loads(data))
+
+    def _direct_lost(self, direct: _Direct) -> None:
+        """The helper is gone (its socket reached EOF, or a send to it failed): every call
+        sent to it died with it (pid 1 of their namespaces' parent), as the spawner
+        reports for the calls it passed on."""
+        self._close_direct(direct)
+        for call_id in sorted(direct.children):
             child = self._children.get(call_id)
-            if child is None:
-                continue
-            if kind == "started":
-                child._on_started(rest[0], rest[1], rest[2])
-            elif kind == "failed":
-                del self._children[call_id]
-                child._on_failed(rest[0], rest[1])
-            elif kind == "status":
-                child._on_status(rest[0])
-            elif kind == "exited":
-                del self._children[call_id]
-                child._on_gone(rest[0])
+            if child is not None:
+                self._forget(child)
+                child._on_gone(signal.SIGKILL)
+        direct.children.clear()
 
     def _lost(self) -> None:
         """The spawner died (it never should while the daemon runs): its calls died with
-        it; the next spawn starts a new one."""
+        it (the helpers' too: they die with the spawner); the next spawn starts a new one."""
         self._detach()
         if self._spawner is not None:
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -381,9 +507,13 @@ class ProcessRegistry:
             else:
                 child._on_failed(5, "the process spawner exited")
         self._children.clear()
+        self._keys.clear()
 
     def _detach(self) -> None:
-        """Stop reading the spawner's socket and close it (its EOF tells the spawner to go)."""
+        """Stop reading the spawner's socket and close it (its EOF tells the spawner to go),
+        and the helpers' (they go with the spawner)."""
+        for direct in list(self._direct_by_id.values()):
+            self._close_direct(direct)
         if self._loop is not None and self._sock is not None:
             with contextlib.suppress(Exception):
                 self._loop.remove_reader(self._sock.fileno())
@@ -392,11 +522,26 @@ class ProcessRegistry:
             self._sock.close()
             self._sock = None
 
-    def _new_child(self) -> Child:
+    def _new_child(self, direct: _Direct | None = None) -> Child:
         self._next_id += 1
-        child = Child(self, self._next_id)
+        child = Child(self, self._next_id, direct)
         self._children[child.call_id] = child
+        if direct is not None:
+            direct.children.add(child.call_id)
         return child
+
+
+_FD_SPACE = socket.CMSG_SPACE(4 * 4)
+
+
+def _fds_of(ancdata: list[Any]) -> list[int]:
+    import array
+
+    fds = array.array("i")
+    for level, kind, payload in ancdata:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(payload[: len(payload) - len(payload) % fds.itemsize])
+    return list(fds)
 
 
 _Fd = int | None
@@ -457,14 +602,18 @@ async def spawn_group(
     Only for children whose output goes to fds of the caller's (no ``PIPE``).
     """
     argv = list(argv)
-    full_env = dict(os.environ if env is None else env)
+    # A dict given is not copied: ``_request`` only reads it, and copies what it keeps.
+    full_env = env if type(env) is dict else dict(os.environ if env is None else env)
     if setup is not None:
         argv = [*setup.argv_prefix, *argv]
-        full_env.update(setup.env)
+        if setup.env:
+            full_env = {**full_env, **setup.env}
     if not wait_started:
         if subprocess.PIPE in (stdin, stdout, stderr):
             raise ValueError("wait_started=False is for children without pipes of ours")
-        return _request(registry, argv, stdin, stdout, stderr, cwd, full_env, setup)[0]
+        return _request(
+            registry, argv, stdin, stdout, stderr, cwd, full_env, setup, report_start=False
+        )[0]
     with anyio.CancelScope(shield=True):
         child, ends = _request(registry, argv, stdin, stdout, stderr, cwd, full_env, setup)
         await child._started.wait()
@@ -491,8 +640,11 @@ def _request(
     cwd: str | None,
     full_env: dict[str, str],
     setup: ChildSetup | None,
+    report_start: bool = True,
 ) -> tuple[Child, list[int | None]]:
-    """Send the spawn request; the new handle and our ends of its pipes."""
+    """Send the spawn request; the new handle and our ends of its pipes. Without
+    ``report_start`` the spawner (or helper) may say nothing until the call is gone (the
+    handle's ``pid`` stays 0)."""
     flags, pre_exec, pre_args, share_key = 0, None, (), None
     if setup is not None:
         flags, pre_exec, pre_args = setup.unshare_flags, setup.pre_exec, setup.pre_exec_args
@@ -518,11 +670,30 @@ def _request(
             ends.append(end)
             if close:
                 opened.append(fd)
-        child = registry._new_child()
+        key: Hashable = None
+        direct: _Direct | None = None
+        if share_key is not None and pre_exec is not None and not flags:
+            key = (pre_exec, share_key)
+            direct = registry._direct.get(key)
+        child = registry._new_child(direct)
+        if key is not None and direct is None:
+            registry._keys[child.call_id] = key  # its helper's socket may come back
+        if not report_start:
+            child._started.set()  # as good as started: a failure still ends it (``failure``)
         # The environment only when it differs from the last one sent (it is ~4 KB, the
-        # bulk of the request; usually the same for every call of a session).
-        same_env = full_env == registry._env_sent
-        registry._env_sent = full_env
+        # bulk of the request; usually the same for every call of a session). Kept as our
+        # own copy: the caller's dict may change after this.
+        if direct is None:
+            same_env = full_env == registry._env_sent
+            if not same_env:
+                registry._env_sent = dict(full_env)
+        else:
+            same_env = full_env == direct.env_sent
+            if not same_env:
+                direct.env_sent = dict(full_env)
+            # The helper applied the plan once; it ignores the request's (pickling the
+            # plan, ~500 bytes of a ~700-byte request, cost both sides per call).
+            pre_exec, pre_args, share_key = None, (), None
         message = (
             "spawn",
             child.call_id,
@@ -533,8 +704,9 @@ def _request(
             pre_exec,
             pre_args,
             share_key,
+            report_start,
         )
-        registry._send(message, fds)
+        registry._send(message, fds, direct)
     except BaseException:
         for end in ends:
             if end is not None:

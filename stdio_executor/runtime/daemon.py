@@ -1,7 +1,9 @@
 """The anyio driver around the executor core: the one loop that owns it.
 
 Owns: the loop (everything arrives in one typed inbox; the loop feeds the core and performs
-its actions), the stdin reader, signal and host-death watchers, and the daemon's exit.
+its actions; input lines that arrive while it is parked are fed to it inside the stdin
+reader's callback, in the same loop iteration), the stdin reader, signal and host-death
+watchers, and the daemon's exit.
 Must not: make scheduling, ordering, cancellation or turn decisions (the core does, including
 when the daemon may exit), run calls (``runner``), admit them (``admission``), shape events
 (``to_wire``), or let an exception escape as anything but an ``error`` event or an exit code.

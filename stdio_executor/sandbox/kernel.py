@@ -1,12 +1,15 @@
 """Linux kernel facilities behind the sandbox, through ctypes: Landlock, namespaces, seccomp.
 
 Owns: the system-call numbers, flags and structure layouts; the seccomp program
-(``unix_socket_filter``); and ``enter``, the few system calls a Bash child makes between fork
+(``unix_socket_filter``); ``enter``, the few system calls a Bash child makes between fork
 and exec, inside the fresh namespaces it was created with, to bring up loopback, mask paths
-and restrict itself (``ChildPlan`` says what). Probing what this kernel offers (``probe``)
-is in ``sandbox.probe``, re-exported here: start-up runs it and need not import this module.
-Must not: decide *what* is allowed (``plan`` does) or start processes. ``enter`` runs in a
-freshly forked child: system calls only (no imports, no logging, no locks, no threads).
+and restrict itself (``ChildPlan`` says what); and ``restrict_reads``, the Landlock domain a
+reading helper (ripgrep, for Grep) runs in: reading beneath its working directory only.
+Probing what this kernel offers (``probe``) is in ``sandbox.probe``, re-exported here:
+start-up runs it and need not import this module.
+Must not: decide *what* is allowed (``plan`` does for Bash, ``tools.files.rg_sandbox`` for
+ripgrep) or start processes. ``enter`` and ``restrict_reads`` run in a freshly forked
+child: system calls only (no imports, no logging, no locks, no threads).
 
 Why these and not bubblewrap: all of it is in the kernel (Landlock since 5.13, user
 namespaces, seccomp), so no system package is needed and a sandboxed call costs a few system
@@ -20,6 +23,7 @@ import errno
 import fcntl
 import os
 import socket
+import stat
 import struct
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -37,6 +41,7 @@ __all__ = [
     "enter",
     "mount_flags",
     "probe",
+    "restrict_reads",
     "unix_socket_filter",
 ]
 
@@ -187,12 +192,42 @@ def build_ruleset(abi: int, read_roots: Sequence[str], rules: Sequence[tuple[str
     return int(fd)
 
 
-def _add_rule(ruleset: int, path: str, access: int) -> None:
+def restrict_reads(abi: int, files: Sequence[str], exec_roots: Sequence[str]) -> None:
+    """In a child just before exec (ripgrep's: ``tools/files/rg_sandbox``): from now on
+    this process and what it execs may read only beneath its working directory (which the
+    daemon opened, checked and had it enter through that descriptor), the regular
+    ``files`` (each opened without following a symlink; a missing one or one that is not a
+    regular file is left out), and execute and read beneath ``exec_roots`` (the program,
+    its loader and libraries). Nothing may be written or made anywhere. Raises OSError on
+    any failure: the program then does not run."""
+    rules = [(".", _READ_FILE | _READ_DIR)] + [(p, _EXECUTE | _READ_FILE) for p in exec_roots]
+    ruleset = build_ruleset(abi, [], rules)
     try:
-        target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        for path in files:
+            _add_rule(ruleset, path, _READ_FILE, follow=False)
+        if _prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            _fail("prctl(no_new_privs)")
+        if _syscall(_SYS_LANDLOCK_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            _fail("landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def _add_rule(ruleset: int, path: str, access: int, follow: bool = True) -> None:
+    """``access`` beneath ``path``; ``follow=False``: only a regular file, not through a
+    symlink of its own (a file swapped for a link is left out, not what it points at)."""
+    flags = os.O_PATH | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
+    try:
+        target = os.open(path, flags)
     except FileNotFoundError:
         return
+    except OSError:
+        if follow:
+            raise
+        return  # no regular file there (ELOOP: a symlink; ENOTDIR: a file on the way)
     try:
+        if not follow and not stat.S_ISREG(os.fstat(target).st_mode):
+            return
         if not os.path.isdir(path):
             access &= FS_WRITE_FILE
         rule = _PathBeneath(access, target)

@@ -93,7 +93,10 @@ class _Existing:
         groups: dict[bytes, list[bytes]] = {}
         for path in paths:
             groups.setdefault(os.path.dirname(path), []).append(path)
-        self._groups = [(parent, tuple(found)) for parent, found in groups.items()]
+        self._groups = [
+            (parent, tuple(found), tuple(os.path.basename(p) for p in found))
+            for parent, found in groups.items()
+        ]
         self._seen: dict[bytes, tuple[tuple[int, ...], tuple[bytes, ...]]] = {}
         self._mounts = -1
 
@@ -103,7 +106,7 @@ class _Existing:
         if mounts != self._mounts:
             self._seen.clear()
             self._mounts = mounts
-        for parent, paths in self._groups:
+        for parent, paths, names in self._groups:
             try:
                 st = os.stat(parent)
             except OSError:
@@ -114,13 +117,34 @@ class _Existing:
             if seen is not None and seen[0] == key:
                 out += seen[1]
                 continue
-            found = tuple(p for p in paths if os.path.lexists(p))
+            found = _present(parent, st, paths, names)
             out += found
             if dirstamps.settled(st) and dirstamps.reliable(st.st_dev):
                 self._seen[parent] = (key, found)
             else:
                 self._seen.pop(parent, None)
         return frozenset(out)
+
+
+# A directory this small (st_size: ext4 two blocks, tmpfs ~400 entries) is read whole, one
+# getdents instead of an lstat per name (33 names under a writable root); a larger one is
+# asked name by name, so a spill directory of thousands of files costs no more than before.
+_LIST_MAX_BYTES = 8192
+
+
+def _present(
+    parent: bytes, st: os.stat_result, paths: tuple[bytes, ...], names: tuple[bytes, ...]
+) -> tuple[bytes, ...]:
+    """Which of ``paths`` (entries ``names`` of ``parent``) exist: an entry of the
+    directory is what ``lexists`` finds."""
+    if len(paths) > 2 and st.st_size <= _LIST_MAX_BYTES:
+        try:
+            entries = set(os.listdir(parent))
+        except OSError:
+            pass
+        else:
+            return tuple(p for p, name in zip(paths, names, strict=True) if name in entries)
+    return tuple(p for p in paths if os.path.lexists(p))
 
 
 class Spawn(msgspec.Struct, frozen=True):

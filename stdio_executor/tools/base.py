@@ -108,7 +108,8 @@ class ToolContext(msgspec.Struct):
     notify: Callable[[Any], None] = msgspec.field(default=lambda event: None)
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
     # The roots the file the call opens must lie in (set by the runtime from the permission
-    # verdict; None: no check). Honoured by the tools whose ``confines`` is true.
+    # verdict; None: no check). Honoured by the file tools (Read, Glob, LS, Grep and the edit
+    # tools); those whose ``confines`` is true may also take the gate's judging over.
     confine: Confinement | None = None
 
     def resolve(self, path: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -49,6 +50,9 @@ ESCAPES = {
     ),
 }
 TOKENS = [f"300{i}" for i in range(1, 10)]
+# A token as a whole number: the spawner's command line holds the daemon's pid, which may
+# contain one (pid 30051 and "3005").
+_TOKEN = re.compile(rb"(?<!\d)(?:" + b"|".join(t.encode() for t in TOKENS) + rb")(?!\d)")
 # The escapees are all started, then the command goes on (or ends) as the case needs.
 SPAWN = "\n".join(ESCAPES.values()) + "\nsleep 0.3; echo spawned"
 SETTLE_S = 5.0
@@ -62,7 +66,7 @@ def escapees(mark: str) -> list[int]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if any(token.encode() in cmdline for token in TOKENS):
+        if _TOKEN.search(cmdline):
             found.append(pid)
     return found
 

@@ -218,8 +218,9 @@ def test_a_control_file_still_asks_in_accept_edits_mode(ws: Path) -> None:
 def test_a_tool_that_does_not_check_what_it_opens_is_confined_by_the_policy(
     ws: Path, outside: Path
 ) -> None:
-    """LS does not check its directory on a descriptor (``Tool.confines`` is false): the
-    gate judges each call, and a path outside is refused even with nothing else to object."""
+    """LS does not take confinement over from the gate (``Tool.confines`` is false; it only
+    re-checks, on its descriptor, a verdict that relied on it): the gate judges each call,
+    and a path outside is refused even with nothing else to object."""
     (ws / "outdir").symlink_to(outside)
     with run_daemon(ws, *BYPASS) as d:
         for i, path in enumerate([outside, ws / "outdir"]):

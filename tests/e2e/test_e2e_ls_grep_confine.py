@@ -11,14 +11,19 @@ name inside the workspace): not an escape, and not tested as one.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from daemon_harness import DaemonProcess, run_daemon, tool_use
 from test_e2e_fast_path import SECRET, answer, outside, request, status, ws
 
 from stdio_executor.protocol import ToolResult
+from stdio_executor.sandbox.kernel import probe
 from stdio_executor.tools.files import listing
 
 BYPASS = ("--permission-mode", "bypassPermissions")
@@ -112,3 +117,135 @@ def test_ls_does_not_enter_a_directory_swapped_for_a_link_during_the_walk(
     assert (ws / "a").is_symlink()  # the swap happened mid-walk
     assert "a/" in entries
     assert not [e for e in entries if "secret" in e or "inner" in e], entries
+
+
+# ---------------------------------------------------------------------------------- Grep
+
+_SANDBOX = probe()
+needs_landlock = pytest.mark.skipif(
+    not _SANDBOX.landlock_abi, reason=f"no Landlock here: {_SANDBOX.problem}"
+)
+
+
+def grep(d: DaemonProcess, tool_use_id: str, path: Path | str, **raw: Any) -> ToolResult:
+    return call(d, tool_use_id, "Grep", pattern=raw.pop("pattern", SECRET), path=str(path), **raw)
+
+
+def test_grep_of_a_link_out_asks_or_is_denied_as_before(ws: Path, outside: Path) -> None:
+    (ws / "out").symlink_to(outside)
+    (ws / "out.txt").symlink_to(outside / "secret.txt")
+    with run_daemon(ws, *BYPASS) as d:
+        for i, path in enumerate([ws / "out", ws / "out.txt", outside]):
+            result = grep(d, f"g{i}", path, output_mode="content")
+            # (The denial names where the path leads: a name, not the file's text.)
+            assert status(result) == (True, "denied") and SECRET not in str(result.content)
+    with run_daemon(ws, "--permission-mode", "default") as d:
+        d.send(tool_use("g", {"pattern": SECRET, "path": str(ws / "out")}, name="Grep"))
+        req = request(d, "g")
+        assert "outside the workspace" in req.reason
+        answer(d, req, "deny")
+        assert status(d.result("g")) == (True, "denied")
+
+
+@pytest.mark.parametrize("mode", ["content", "files_with_matches", "count"])
+def test_grep_of_a_directory_swapped_for_a_link_after_the_check_is_denied(
+    ws: Path, outside: Path, mode: str
+) -> None:
+    with run_daemon(ws, *BYPASS, *ask_rule("Grep")) as d:
+        d.send(
+            tool_use(
+                "g", {"pattern": SECRET, "path": str(ws / "sub"), "output_mode": mode}, name="Grep"
+            )
+        )
+        req = request(d, "g")
+        swap_for_link(ws / "sub", outside)
+        answer(d, req, "allow")
+        result = d.result("g")
+    assert status(result) == (True, "denied"), result
+    assert SECRET not in str(result.content)
+    assert str(outside) in str(result.content)
+
+
+def test_grep_of_a_file_swapped_for_a_link_after_the_check_is_denied(
+    ws: Path, outside: Path
+) -> None:
+    (ws / "link.txt").symlink_to(ws / "notes.txt")
+    with run_daemon(ws, *BYPASS, *ask_rule("Grep")) as d:
+        raw = {"pattern": ".", "path": "link.txt", "output_mode": "content"}
+        d.send(tool_use("g", raw, name="Grep"))
+        req = request(d, "g")
+        swap_for_link(ws / "link.txt", outside / "secret.txt")
+        answer(d, req, "allow")
+        result = d.result("g")
+    assert status(result) == (True, "denied"), result
+    assert SECRET not in str(result.content)
+
+
+def test_grep_does_not_search_a_link_out_below_it(ws: Path, outside: Path) -> None:
+    (ws / "sub" / "out").symlink_to(outside)
+    (ws / "sub" / "out.txt").symlink_to(outside / "secret.txt")
+    with run_daemon(ws, *BYPASS) as d:
+        for mode in ("content", "files_with_matches", "count"):
+            result = grep(d, mode, ws, output_mode=mode)
+            assert not result.is_error and not leaked(result), result
+
+
+def test_grep_with_dot_dot_components_is_judged_where_it_leads(ws: Path, outside: Path) -> None:
+    with run_daemon(ws, *BYPASS) as d:
+        inside = grep(d, "in", ws / "sub" / ".." / "sub", pattern="x", output_mode="content")
+        assert inside.content == f"{ws}/sub/x.txt:1:x", inside
+        out = grep(d, "out", f"{ws}/sub/../../{outside.name}", output_mode="content")
+        assert status(out) == (True, "denied") and not leaked(out), out
+
+
+@needs_landlock
+def test_grep_does_not_follow_a_directory_swapped_for_a_link_during_the_walk(
+    ws: Path, outside: Path
+) -> None:
+    """ripgrep lists ``deep``, then blocks reading ``deep/.ignore`` (a FIFO) before it
+    searches ``deep/a.txt``: the test swaps ``deep`` for a link out right then. ripgrep
+    opens ``./deep/a.txt`` by path; only the kernel (Landlock) stops it there."""
+    (ws / "deep").mkdir()
+    (ws / "deep" / "a.txt").write_text("inside\n")
+    fifo = ws / "deep" / ".ignore"
+    os.mkfifo(fifo)
+    (outside / "mirror").mkdir()
+    (outside / "mirror" / "a.txt").write_text(SECRET + "\n")
+    with run_daemon(ws, *BYPASS) as d:
+        d.send(
+            tool_use(
+                "g", {"pattern": SECRET, "path": str(ws), "output_mode": "content"}, name="Grep"
+            )
+        )
+        writer = -1
+        deadline = time.monotonic() + 10
+        while writer < 0:  # opening without blocking succeeds once ripgrep reads the FIFO
+            try:
+                writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as exc:
+                assert exc.errno == errno.ENXIO and time.monotonic() < deadline, exc
+                time.sleep(0.01)
+        swap_for_link(ws / "deep", outside / "mirror")
+        os.close(writer)
+        result = d.result("g")
+    assert SECRET not in str(result.content), result
+
+
+@needs_landlock
+def test_grep_of_a_subdirectory_keeps_the_repository_ignore_files(ws: Path, outside: Path) -> None:
+    """Under Landlock ripgrep still reads the ignore files above the searched directory, and
+    a ``.git`` file's git directory elsewhere (a worktree) does not make it fail."""
+    gitdir = outside / "repo.git" / "worktrees" / "ws"
+    gitdir.mkdir(parents=True)
+    (gitdir / "commondir").write_text("../..\n")
+    (outside / "repo.git" / "info").mkdir()
+    (outside / "repo.git" / "info" / "exclude").write_text("excluded.txt\n")
+    (ws / ".git").write_text(f"gitdir: {gitdir}\n")
+    (ws / ".gitignore").write_text("ignored.txt\n")
+    for name in ("ignored.txt", "excluded.txt", "kept.txt"):
+        (ws / "sub" / name).write_text("needle\n")
+    with run_daemon(ws, *BYPASS) as d:
+        found = grep(d, "g", ws / "sub", pattern="needle")
+        assert found.content == f"Found 1 file\n{ws}/sub/kept.txt", found
+        none = grep(d, "n", ws / "sub", pattern="nowhere-at-all")
+        assert status(none) == (False, "success") and none.content == "No files found", none

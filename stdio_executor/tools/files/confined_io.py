@@ -8,9 +8,9 @@ files are made relative to a directory descriptor that passed it, with ``O_EXCL`
 ``O_NOFOLLOW``, so a symlink planted or swapped between the permission check and the write
 (by a background job, an MCP server, another program) cannot lead a write outside. With no
 confinement (an allow rule or the host granted the path as given) the same calls run
-without the check. Also the directory primitives of the reading walks (LS, Grep):
-``open_checked_dir`` (a directory opened, then checked on its descriptor) and
-``open_subdir`` (a child entered relative to its parent, never through a symlink).
+without the check. Also the primitives of LS and Grep: ``open_checked_dir`` and ``open_path`` (a
+directory, or any path, opened and then checked on its descriptor) and ``open_subdir`` (a
+child entered relative to its parent's descriptor, never through a symlink).
 Must not: decide permissions (the gate does) or word results (the tools do; ``Outside``
 says where the path led, and ``run_edit`` turns it into ``results.outside_now``).
 """
@@ -35,6 +35,7 @@ __all__ = [
     "Outside",
     "open_checked_dir",
     "open_dir",
+    "open_path",
     "open_subdir",
     "read_bytes",
     "replace_atomically",
@@ -107,6 +108,15 @@ def open_checked_dir(path: str, confine: Confinement | None) -> int:
     followed (what it led to when opened is what is checked), and ``Outside`` is raised
     if that lies outside the roots. ``OSError`` if it cannot be opened as a directory."""
     fd = os.open(path, _DIR)
+    _check(fd, path, confine)
+    return fd
+
+
+def open_path(path: str, confine: Confinement | None) -> int:
+    """An ``O_PATH`` descriptor of whatever ``path`` leads to (nothing of it is opened: no
+    device's driver runs, no FIFO blocks), checked like ``open_checked_dir``. Where there is
+    no ``O_PATH``, a descriptor opened for reading."""
+    fd = os.open(path, (_O_PATH or os.O_RDONLY | os.O_NONBLOCK) | os.O_CLOEXEC)
     _check(fd, path, confine)
     return fd
 

@@ -5,6 +5,15 @@ Owns: turning Grep's inputs into one ``rg`` command line (always ``--no-config``
 group (registered with the session's ``ProcessRegistry``, stopped as a group on cancel
 with ``processes.supervised``), and shaping its output: matching lines (line numbers on by
 default), files newest first, or per-file counts; ``head_limit`` cuts lines or entries.
+Confinement: the searched path is opened first and, when the call was allowed because it
+lay inside the workspace (``ToolContext.confine``), checked on that descriptor (a symlink
+swapped in after the permission check leads to a denial). ripgrep never gets the path: a
+directory is searched as ``.`` by a ripgrep started in it through the descriptor
+(``/proc/PID/fd/N`` as its working directory), under the Landlock domain of
+``rg_sandbox`` where the kernel has one (no read outside that directory, even through a
+subdirectory swapped mid-walk); a file is given as ``/proc/PID/fd/N``, which opens the very
+inode checked. The paths ripgrep prints (``./x``, the ``/proc`` name) are mapped back to
+the absolute paths the model sees (``_renamer``): the output is what it was.
 Deny rules (``session.hidden``, built by the permission gate): ripgrep is told to skip the
 names it can match itself, and every result line is checked by path and file identity, so
 no line or name of a denied file comes back, even through a hard link or symlink.
@@ -21,6 +30,7 @@ import functools
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -31,11 +41,14 @@ import anyio.abc
 import anyio.to_thread
 import msgspec
 
+from ...confine import fd_path
 from ...processes import spawn_group, stop_group, supervised
 from ..base import Tool, ToolContext, ToolOutcome
 from ..inputs import GrepInput, UnsetType, parse
 from ..output import OutputSink
-from .results import finish, tool_error
+from . import rg_sandbox
+from .confined_io import Outside, open_path
+from .results import finish, outside_now, tool_error
 
 __all__ = ["GrepTool", "ripgrep_path"]
 
@@ -107,18 +120,56 @@ class GrepTool(Tool):
         if rg is None:
             return tool_error("ripgrep (rg) is not installed; Grep cannot run.")
         target = ctx.resolve(call.path) if call.path else ctx.cwd
+        try:
+            fd = open_path(target, ctx.confine)
+        except Outside as outside:
+            return outside_now(self.spec.name, target, outside.where)
+        except FileNotFoundError:
+            return tool_error(f"Path does not exist: {target}")
+        except OSError as exc:
+            return tool_error(f"ripgrep failed: {target}: {exc.strerror or exc}")
+        # Kept open until ripgrep is gone: the child reaches what was checked through it.
+        try:
+            return await self._search(rg, call, target, fd, ctx)
+        finally:
+            os.close(fd)
+
+    async def _search(
+        self, rg: str, call: _GrepCall, target: str, fd: int, ctx: ToolContext
+    ) -> ToolOutcome:
         hidden = ctx.session.hidden.get(self.spec.name)
         if hidden is not None:
             hidden = hidden.fresh()  # identities looked up again for this call
         collector = _Collector(call, self.spec.max_result_bytes, ctx, hidden)
         registry = ctx.session.processes
+        through = _through(fd)  # the descriptor as a path the child can use, if any
+        cwd: str | None = None
+        setup = None
+        searched = target
+        if through is None:
+            pass  # no /proc: the path as checked, the best left
+        elif stat.S_ISDIR(os.fstat(fd).st_mode):
+            # ripgrep starts in the checked directory and searches ".": it never walks
+            # the path again, and Landlock keeps its reads beneath it.
+            cwd, searched = through, "."
+            collector.rename = _renamer(b"./", target.rstrip("/") + "/")
+            real = fd_path(fd)
+            if real is not None:
+                setup = await rg_sandbox.setup(registry, rg, real)
+        else:
+            # A file: opened through the descriptor, the very inode that was checked.
+            searched = through
+            if call.mode != "content":  # content from one file names no file
+                collector.rename = _renamer(os.fsencode(through), target)
         try:
             process = await spawn_group(
                 registry,
-                _command(rg, call, target, hidden),
+                _command(rg, call, searched, hidden),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                cwd=cwd,
+                setup=setup,
             )
         except OSError as exc:
             return tool_error(f"Could not start ripgrep: {exc}")
@@ -139,6 +190,28 @@ class GrepTool(Tool):
             return tool_error(f"ripgrep failed: {message}")
         outcome = await collector.result(stopped)
         return finish(outcome, self.spec, ctx)
+
+
+def _through(fd: int) -> str | None:
+    """``/proc/PID/fd/N``: our descriptor as a path another process (the spawner, ripgrep)
+    can open, which leads to what it has open without walking any path again; None where
+    there is no such ``/proc``."""
+    pid = os.getpid()
+    try:
+        if os.readlink("/proc/self") != str(pid):  # a /proc of another PID namespace
+            return None
+    except OSError:
+        return None
+    return f"/proc/{pid}/fd/{fd}"
+
+
+def _renamer(printed: bytes, target: str) -> Callable[[bytes], bytes]:
+    """A line whose path starts with ``printed`` (what ripgrep was given) with ``target``
+    there instead: the path the model asked about. Every line that names a file starts with
+    its path; the others (``--`` between context groups) are kept as they are."""
+    shown = os.fsencode(target)
+    cut = len(printed)
+    return lambda line: shown + line[cut:] if line.startswith(printed) else line
 
 
 def _given(value: T | UnsetType) -> T | None:
@@ -210,6 +283,8 @@ class _Collector:
 
     def __init__(self, call: _GrepCall, limit: int, ctx: ToolContext, hidden: Any = None) -> None:
         self.call = call
+        # How ripgrep's paths become the ones the model sees (``_renamer``).
+        self.rename: Callable[[bytes], bytes] | None = None
         # Files deny rules hide (permissions.hidden.HiddenFiles), and the verdict per path.
         self.hidden = hidden
         self.verdicts: dict[bytes, bool] = {}
@@ -223,6 +298,8 @@ class _Collector:
             ctx.sink = self.sink  # partial output if the call is cancelled
 
     def take(self, line: bytes) -> bool:
+        if self.rename is not None:
+            line = self.rename(line)
         if self.hidden is not None:
             kept = self._unhidden(line)
             if kept is None:
