@@ -661,16 +661,20 @@ class Spawner:
             return
         if pid in self.substituted:
             return  # already on its way out
-        with contextlib.suppress(OSError):
-            os.killpg(pid, signum)  # its group id is its pid (a session of its own)
         host = self.hosts.get(pid)
         if host is None:
             with contextlib.suppress(OSError):  # our unreaped child: it cannot fail
                 self.hosts[pid] = host = self._host(pid)
         disposition = _disposition(host or pid, signum)
         if disposition == "default" and signum in _TERMINATING:
+            # SIGKILL first, and nothing to the group: a shell whose foreground child died
+            # of the signal before the shell itself was killed would go on to its next
+            # command (`sleep 5; touch marker` left a marker after an interrupt).
             self.substituted[pid] = signum
             os.kill(pid, signal.SIGKILL)
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signum)  # its group id is its pid (a session of its own)
 
     def reap(self) -> None:
         while True:

@@ -18,7 +18,9 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 def _default_spill_dir() -> str:
     # tempfile.gettempdir() would cost ~10 ms of start-up (it imports random and shutil).
     tmp = next((os.environ[v] for v in ("TMPDIR", "TEMP", "TMP") if os.environ.get(v)), "/tmp")
-    return os.path.join(tmp, "stdio-executor", f"session-{os.getpid()}")
+    # One directory per user: made 0700 and checked as this user's before anything is
+    # written below it (``private_dir``), which a directory shared by users could not be.
+    return os.path.join(tmp, f"stdio-executor-{os.geteuid()}", f"session-{os.getpid()}")
 
 
 class Config(msgspec.Struct, frozen=True):

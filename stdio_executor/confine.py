@@ -102,16 +102,22 @@ class Confinement:
     the call was allowed because its path lay inside them (no rule or answer granted an
     outside path). Shared by every call it is handed to; never mutated."""
 
-    __slots__ = ("given", "ignore_case", "roots")
+    __slots__ = ("given", "ignore_case", "one_name", "roots")
 
     def __init__(
         self,
         roots: Sequence[str | None],
         ignore_case: bool = False,
         given: Sequence[str] = (),
+        *,
+        one_name: bool = False,
     ) -> None:
         self.roots = tuple(r for r in roots if r is not None)
         self.ignore_case = ignore_case
+        # For writes: the file opened must have no other name (hard link). Its other names
+        # may lie anywhere, a control file (.git/config, ~/.bashrc) among them, and the
+        # policy asks before an edit of such a file; one linked after the check is refused.
+        self.one_name = one_name
         # The roots as configured (normalized, symlinks not resolved): a path written
         # under one of those may be inside even though, as text, it is not under ``roots``.
         self.given = tuple(os.path.normpath(g) for g in given)

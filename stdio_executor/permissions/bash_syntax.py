@@ -26,7 +26,14 @@ import msgspec
 
 from .readonly import is_read_only
 
-__all__ = ["CommandInfo", "analyze", "split_quoted_words", "split_simple_commands"]
+__all__ = [
+    "CommandInfo",
+    "ReadOperands",
+    "analyze",
+    "read_operands",
+    "split_quoted_words",
+    "split_simple_commands",
+]
 
 # Exit status 1 of these means "no match / differs / false", not "failed".
 _NOTHING_FOUND = frozenset({"grep", "egrep", "fgrep", "rg", "diff", "cmp", "test", "["})
@@ -144,6 +151,136 @@ def analyze(command: str) -> CommandInfo:
     single_pipeline = not (set(separators) - {"|", "|&"})
     exit_1_ok = single_pipeline and bool(last) and _program(last) in _NOTHING_FOUND
     return CommandInfo(read_only, exit_1_ok)
+
+
+class ReadOperands(msgspec.Struct, frozen=True):
+    """The words of a read-only line that may name a file it reads or lists."""
+
+    paths: list[str]  # literal: operands, option values, input redirections
+    globs: list[str]  # a glob or brace word, as bash would match it (quotes removed)
+    # Why the files read cannot be known before the line runs (a parameter expansion where
+    # a path could be, a walk that follows symlinks), or None.
+    unknown: str | None = None
+
+
+# Programs that read or list no file named by an operand (``test -e`` reveals existence
+# only, like ``ls``'s error would; ``which``/``type`` search PATH).
+_NO_FILE_OPERANDS = frozenset(
+    {
+        "arch",
+        "basename",
+        "date",
+        "dirname",
+        "echo",
+        "expr",
+        "false",
+        "groups",
+        "id",
+        "locale",
+        "nproc",
+        "numfmt",
+        "printenv",
+        "printf",
+        "pwd",
+        "seq",
+        "sleep",
+        "test",
+        "[",
+        "true",
+        "type",
+        "uname",
+        "which",
+        "whoami",
+    }
+)
+# Programs whose first operand is a pattern or a program text, not a file, unless an
+# option gave it (-e/-f and their long forms).
+_PATTERN_FIRST = {
+    "grep": ("-e", "-f", "--regexp", "--file"),
+    "egrep": ("-e", "-f", "--regexp", "--file"),
+    "fgrep": ("-e", "-f", "--regexp", "--file"),
+    "rg": ("-e", "-f", "--regexp", "--file"),
+    "jq": ("-f", "--from-file"),
+}
+# Options that make a walk follow symbolic links (into anything they point at).
+_FOLLOWS = {
+    "grep": ("R", "--dereference-recursive"),
+    "egrep": ("R", "--dereference-recursive"),
+    "fgrep": ("R", "--dereference-recursive"),
+    "rg": ("L", "--follow"),
+    "find": ("L", "-follow"),
+    "tree": ("l",),
+    "du": ("L", "--dereference"),
+    "ls": ("L", "--dereference"),
+}
+
+
+def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadOperands | None:
+    """The words of ``command`` that may name a file it reads or lists, looking at every
+    simple command or (``programs``) at those of these programs; None when the line cannot
+    be understood. Errs towards more words: an option's value, a word that is really a
+    pattern, every operand of a program that may read one, ``.`` for the working
+    directory."""
+    try:
+        tokens = _lex(command)
+    except _Unsupported:
+        return None
+    commands, _ = _split(tokens)
+    paths: list[str] = []
+    globs: list[str] = []
+    unknown: str | None = None
+    for words in commands:
+        program = _program(words)
+        name = program.rpartition("/")[2]
+        if name in _NO_FILE_OPERANDS or (programs is not None and name not in programs):
+            continue
+        follows = _FOLLOWS.get(name, ())
+        pattern_given = False
+        # The working directory: where a program with no operand reads or walks.
+        operands: list[_Word] = [_Word(".")]
+        ended = skip = False
+        for word in words[1:]:
+            text = word.text
+            if skip:  # the pattern of -e PATTERN
+                skip = False
+                continue
+            if text.startswith("\0redir:"):
+                target = text[len("\0redir:") :]
+                if target.startswith("<"):
+                    operands.append(_Word(target[1:], word.quoted, None))
+                continue
+            if ended or not text.startswith("-") or text == "-" or word.quoted:
+                operands.append(word)
+                continue
+            if text == "--":
+                ended = True
+                continue
+            flag, eq, value = text.partition("=")
+            letters = "" if flag.startswith("--") else flag[1:]  # a bundle: -rf FILE
+            given = _PATTERN_FIRST.get(name, ())
+            if flag in given or any(len(f) == 2 and f[1] in letters for f in given):
+                pattern_given = True
+                takes_pattern = name != "jq" and (flag == "--regexp" or letters.endswith("e"))
+                skip = takes_pattern and not eq
+                if takes_pattern:
+                    continue
+            if flag in follows or any(len(f) == 1 and f in letters for f in follows):
+                unknown = f"{name} {text} follows symbolic links wherever they lead"
+            if eq:
+                operands.append(_Word(value, word.quoted, word.dynamic_at, word.parameter))
+            elif not flag.startswith("--") and "/" in flag:
+                # A short option with its value attached (``-f/etc/x``).
+                operands.append(_Word(flag[flag.index("/") :], False, None))
+        if name in _PATTERN_FIRST and not pattern_given and len(operands) > 1:
+            del operands[1]
+        for word in operands:
+            if word.dynamic_at is None:
+                paths.append(word.text)
+            elif word.parameter:
+                unknown = unknown or f"{word.text} is only known when the command runs"
+            else:
+                globs.append(word.text)
+    return ReadOperands(paths, globs, unknown)
 
 
 def split_simple_commands(command: str) -> list[list[str]] | None:

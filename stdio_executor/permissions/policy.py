@@ -31,7 +31,9 @@ the settings and the file system's view of the paths.
 
 from __future__ import annotations
 
+import glob
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -88,6 +90,31 @@ class _Target(msgspec.Struct, frozen=True):
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
 
 
+# Files a glob in a read-only Bash line may match before the line needs approval anyway.
+_MAX_MATCHES = 256
+
+
+def _other_names(target: _Target) -> str | None:
+    """Why editing a file with other names (hard links) needs approval: the edit changes
+    the file under every name, and another name may be a control file (``.git/config``
+    linked as ``notes.cfg``, by an archive or an earlier session) that no path check sees.
+    Finding every name would take a walk of every file system, so it asks instead."""
+    if target.resolved is None:
+        return None
+    try:
+        st = os.stat(target.resolved)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink <= 1:
+        return None
+    others = st.st_nlink - 1
+    return (
+        f"{target.given} has {others} other name{'s' if others > 1 else ''} (hard "
+        f"link{'s' if others > 1 else ''}): an edit changes the file under every name, and "
+        "one of them could be a file that controls what runs next"
+    )
+
+
 def has_assignment_prefix(command: str) -> bool:
     """Whether some simple command starts with ``NAME=value`` (``PATH=. ls``): a read-only
     program then may not be the program that runs. Unparseable lines count as yes."""
@@ -125,9 +152,18 @@ class Policy:
         read_given = given + ([os.path.abspath(spill_dir)] if spill_dir else [])
         self._confinements = {
             "read": Confinement(self._read_roots, ignore_case, read_given),
-            "edit": Confinement(self._roots, ignore_case, given),
+            "edit": Confinement(
+                self._roots, ignore_case, given, one_name=mode != "bypassPermissions"
+            ),
+            # After the host allowed an edit it was asked about (a file with other names
+            # included): the roots still hold, the names were the host's to judge.
+            "edit-answered": Confinement(self._roots, ignore_case, given),
         }
         self._by_tool: dict[str, tuple[tuple[Rule, ...], ...]] = {}
+        # Read deny rules over paths: they hold for Bash's reading programs too.
+        self.read_deny = tuple(
+            r for r in settings.deny if r.path is not None and r.names("Read", (), "read")
+        )
         self.uses_shell_parser = any(
             r.bash is not None for r in (*settings.allow, *settings.deny, *settings.ask)
         )
@@ -192,6 +228,9 @@ class Policy:
             rule, unsure = bash_first_match(command, parsed, deny, facts.cwd)
             if rule is not None:
                 return self._denied_by(facts, rule)
+        denied = self._bash_reads_denied(command, facts.cwd)
+        if denied is not None:
+            return self._denied_by(facts, denied[0], denied[1])
         if self.mode == "plan" and not facts.read_only:
             return self._plan(facts)
         if ask:
@@ -217,7 +256,78 @@ class Policy:
             used, _why = bash_allowed(command, parsed, allow, self._harmless(facts.cwd))
             if used:
                 return Decision("allow", "allow rule " + ", ".join(r.describe() for r in used))
+        if facts.read_only and self.mode != "bypassPermissions":
+            why = self._reads_outside(command, facts.cwd)
+            if why is not None:
+                return Decision("ask", why)
         return self._by_mode(facts)
+
+    def _read_targets(
+        self, command: str, cwd: str, programs: frozenset[str] | None
+    ) -> tuple[list[_Target], str | None] | None:
+        """The files a line's reading programs name (globs matched as bash would), and why
+        some cannot be known before it runs; None when the line cannot be understood."""
+        from .bash_syntax import read_operands
+
+        found = read_operands(command, programs)
+        if found is None:
+            return None
+        given = list(found.paths)
+        unknown = found.unknown
+        for pattern in found.globs:
+            try:
+                matches = glob.glob(os.path.join(cwd, os.path.expanduser(pattern)))
+            except (OSError, ValueError):
+                matches = []
+            if len(matches) > _MAX_MATCHES:
+                unknown = unknown or f"{pattern} matches more than {_MAX_MATCHES} files"
+            # With no match bash passes the word as written; its directory is read either way.
+            given += matches[:_MAX_MATCHES] or [os.path.dirname(pattern) or "."]
+        targets = []
+        for word in dict.fromkeys(given):
+            try:
+                lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(word)))
+            except ValueError:
+                continue
+            targets.append(_Target(word, lexical, self._real(lexical)))
+        return targets, unknown
+
+    def _reads_outside(self, command: str, cwd: str) -> str | None:
+        """Why a read-only line needs approval: a file or directory it reads or lists lies
+        outside the workspace and additionalDirectories (as the Read tool asks), or what it
+        reads is only known when it runs."""
+        found = self._read_targets(command, cwd, None)
+        if found is None:
+            return "the command could not be checked for reads outside the workspace"
+        targets, unknown = found
+        for target in targets:
+            where = target.resolved or target.lexical
+            if not self._inside(where, self._read_roots):
+                shown = where if where == target.given else f"{target.given} (= {where})"
+                return (
+                    f"{shown} is outside the workspace and additionalDirectories "
+                    "(the command reads it)"
+                )
+        if unknown is not None:
+            return f"{unknown}: what it reads cannot be checked against the workspace"
+        return None
+
+    def _bash_reads_denied(self, command: str, cwd: str) -> tuple[Rule, str] | None:
+        """The Read deny rule (and the path) that a reading program of the line names: the
+        rules hold for ``cat .env`` as they do for the Read tool, through links and globs."""
+        rules = self.read_deny
+        if not rules:
+            return None
+        from .readonly import READERS
+
+        found = self._read_targets(command, cwd, READERS)
+        if found is None:
+            return None
+        for target in found[0]:
+            rule = self._path_rule(rules, target, either=True) or self._same_file(rules, target)
+            if rule is not None:
+                return rule, target.given
+        return None
 
     def _files(
         self,
@@ -269,9 +379,12 @@ class Policy:
         decision = self._by_mode(facts)
         return msgspec.structs.replace(decision, confined=True) if confined else decision
 
-    def confinement(self, file_access: str | None) -> Confinement:
-        """The roots a file tool's path must lie in (reading tools: the spill directory too)."""
-        return self._confinements["read" if file_access == "read" else "edit"]
+    def confinement(self, file_access: str | None, *, answered: bool = False) -> Confinement:
+        """The roots a file tool's path must lie in (reading tools: the spill directory too);
+        ``answered``: the host allowed the call when asked."""
+        if file_access == "read":
+            return self._confinements["read"]
+        return self._confinements["edit-answered" if answered else "edit"]
 
     def rules_for(
         self, name: str, aliases: tuple[str, ...], file_access: str | None
@@ -392,7 +505,7 @@ class Policy:
                 for r in allow
             )
             return None if granted else why
-        return None
+        return _other_names(target)
 
     def _rules(self, facts: Facts) -> tuple[tuple[Rule, ...], ...]:
         return self.rules_for(facts.name, facts.aliases, facts.file_access)

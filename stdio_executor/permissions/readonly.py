@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
-__all__ = ["harden_git", "is_read_only", "read_only_programs"]
+__all__ = ["READERS", "harden_git", "is_read_only", "read_only_programs"]
 
 # Command-scope git config (it outranks every config file) for commands that run unasked.
 _GIT_HARDENING = (
@@ -876,6 +876,13 @@ def is_read_only(argv: Sequence[str]) -> bool:
         return False
     check = _COMMANDS.get(argv[0])
     return check is not None and check(argv[1:])
+
+
+# Programs that read the files their operands name: the read-only ones, and a few common
+# ones that also write or run things. Read deny rules are checked against their operands.
+READERS = frozenset(_COMMANDS) | frozenset(
+    {"less", "more", "xxd", "base64", "awk", "gawk", "mawk", "sed", "cp", "paste", "join"}
+)
 
 
 # The tables, for tests: each command's Options when it has a single one.

@@ -201,8 +201,8 @@ class SettingsGate(Gate):
             return None
         if any(self.policy.rules_for(name, spec.aliases, spec.file_access)):
             return None
-        if self.sandbox is not None and name == "Bash":
-            return None
+        if name == "Bash" and (self.sandbox is not None or self.policy.read_deny):
+            return None  # the sandbox's say; Read deny rules hold for Bash's readers
         mode = self.policy.mode
         if mode != "bypassPermissions":
             # Read-only in every mode (``_facts``), whatever the input: the mode allows it.
@@ -222,12 +222,14 @@ class SettingsGate(Gate):
             return None
         return Allow(confine=self.policy.confinement(spec.file_access))
 
-    def _confine(self, call: CallInfo, decision: Decision) -> Confinement | None:
+    def _confine(
+        self, call: CallInfo, decision: Decision, *, answered: bool = False
+    ) -> Confinement | None:
         """What the tool must check the opened file against, when the decision held only
         because the call's path lay inside the roots."""
         if not decision.confined:
             return None
-        return self.policy.confinement(call.tool.spec.file_access)
+        return self.policy.confinement(call.tool.spec.file_access, answered=answered)
 
     def needs_after_run(self, call: CallInfo) -> bool:
         return bool(self.hooks.post(call.name))
@@ -273,6 +275,7 @@ class SettingsGate(Gate):
         if decision.kind == "deny":
             return Deny(error_text(decision.reason))
         confine = self._confine(call, decision)
+        answered = self._confine(call, decision, answered=True)
         if hook_decision == "ask":
             decision = Decision("ask", f"PreToolUse hook: {hook_reason}", firm=True)
         elif decision.kind == "allow" or (hook_decision == "allow" and not decision.firm):
@@ -286,7 +289,7 @@ class SettingsGate(Gate):
         if verdict.updated_input is None:
             # The host allowed the call as judged: a file inside the roots must still be
             # inside when the tool opens it (the host may have taken its time).
-            return Allow(updated_input=updated, notes=notes, confine=confine)
+            return Allow(updated_input=updated, notes=notes, confine=answered)
         # The host rewrote the input: validated again, and deny rules still hold.
         try:
             value = call.tool.validate(verdict.updated_input)

@@ -28,9 +28,11 @@ What holds where (docs/sandbox.md has the whole table):
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
+import stat
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -40,6 +42,7 @@ import msgspec
 
 from .. import dirstamps
 from ..permissions.protected import control_paths
+from ..private_dir import private_dir
 from .settings import SandboxSettings
 
 __all__ = ["Route", "Sandbox", "SandboxStatus", "Spawn", "StartupError", "build_sandbox"]
@@ -173,6 +176,9 @@ class Sandbox(msgspec.Struct):
     writable: tuple[str, ...] = ()
     deny_read: tuple[str, ...] = ()
     read_only: tuple[str, ...] = ()
+    # Files (and trees) whose other names in a writable tree join ``read_only`` when the
+    # sandbox is prepared: a walk, kept off the path to ``ready``.
+    linked_sources: tuple[str, ...] = ()
     tmp_dir: str = ""
     mask_dir: str = ""
     abi: int = 0
@@ -189,6 +195,12 @@ class Sandbox(msgspec.Struct):
     @property
     def active(self) -> bool:
         return self.status.enabled
+
+    @property
+    def cwd_dir(self) -> str:
+        """Where a sandboxed shell writes its final working directory (tools/bash.py): a
+        directory of the sandbox's own, writable by every sandboxed call."""
+        return os.path.join(self.mask_dir, "cwd")
 
     # ------------------------------------------------------------------ decisions
 
@@ -226,10 +238,25 @@ class Sandbox(msgspec.Struct):
             if self._failed is not None:
                 raise OSError(self._failed)
             try:
+                self._add_other_names()
                 self._built = self._build()
             except OSError as exc:
                 self._failed = f"the sandbox could not be set up: {exc}"
                 raise OSError(self._failed) from exc
+
+    def _add_other_names(self) -> None:
+        """Other names (hard links made before the session) of the control files, home's
+        included, under the writable trees: read-only too, or ``echo >> notes.cfg``
+        writes ``.git/config`` (Landlock and the bind mounts judge the name)."""
+        if not self.linked_sources:
+            return
+        notes: list[str] = []
+        extra = _other_names(self.linked_sources, self.writable, notes, "control")
+        self.linked_sources = ()
+        for note in notes:
+            log.warning("sandbox: %s", note)
+        if extra:
+            self.read_only = tuple(dict.fromkeys((*self.read_only, *extra)))
 
     @property
     def ready(self) -> bool:
@@ -312,10 +339,8 @@ class Sandbox(msgspec.Struct):
     def _build(self) -> _Built:
         from . import kernel
 
-        os.makedirs(self.tmp_dir, mode=0o700, exist_ok=True)
-        for path in self.writable:  # the spill dir may not exist yet; Landlock needs it
-            if path.startswith(self.mask_dir.removesuffix("-sandbox")):
-                os.makedirs(path, mode=0o700, exist_ok=True)
+        for path in (self.mask_dir, self.tmp_dir, self.cwd_dir):  # Landlock needs them
+            private_dir(path)
         if self.bwrap is not None:
             return _Built(None, {**os.environ, "TMPDIR": self.tmp_dir})
         empty_dir = os.path.join(self.mask_dir, "empty.d")
@@ -361,9 +386,7 @@ class Sandbox(msgspec.Struct):
         if self.settings.allowed_domains and ns is not None and ns.listener is not None:
             from .proxy import DomainProxy
 
-            proxy = DomainProxy(
-                os.path.join(self.mask_dir, "proxy.sock"), self.settings.allowed_domains
-            )
+            proxy = DomainProxy(_proxy_socket(self.mask_dir), self.settings.allowed_domains)
             proxy.start()
             # The session's namespace has its listener already; a call in a namespace of
             # its own makes one on the same port there and hands it over.
@@ -462,13 +485,15 @@ def build_sandbox(
         bwrap = _which("bwrap")
     if bwrap is None and (support.landlock_abi == 0 or (required and not support.user_namespaces)):
         return _unsupported(settings, workspace, support.problem, required)
-    writable = _writable(workspace, spill_dir, tmp_dir, additional_directories, settings)
+    writable = _writable(workspace, tmp_dir, additional_directories, settings)
     deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
-    read_only = _read_only(workspace, writable, edit_denied, settings, hook_files)
+    read_only, linked_sources = _read_only(workspace, writable, edit_denied, settings, hook_files)
     if bwrap is not None:
-        return _bubblewrap(
+        box = _bubblewrap(
             settings, workspace, bwrap, writable, deny_read, read_only, tmp_dir, base, notes
         )
+        box.linked_sources = linked_sources
+        return box
     enforced = [
         "writes outside the workspace, additionalDirectories, the session temp dir "
         "and sandbox.filesystem.allowWrite (Landlock)"
@@ -518,6 +543,7 @@ def build_sandbox(
         writable=writable,
         deny_read=deny_read,
         read_only=read_only,
+        linked_sources=linked_sources,
         tmp_dir=tmp_dir,
         mask_dir=base,
         abi=support.landlock_abi,
@@ -592,13 +618,15 @@ def _unsupported(settings: SandboxSettings, workspace: str, reason: str, require
 
 def _writable(
     workspace: str,
-    spill_dir: str,
     tmp_dir: str,
     dirs: Sequence[str],
     settings: SandboxSettings,
 ) -> tuple[str, ...]:
-    # The spill dir: the shell writes its final working directory there (tools/bash.py).
-    paths = [workspace, *dirs, tmp_dir, spill_dir, *settings.allow_write]
+    # Not the spill dir: the daemon writes results there, and a symlink planted under the
+    # name of its next file would lead that write outside. The shell writes its final
+    # working directory in a directory of its own instead (``Sandbox.cwd_dir``).
+    cwd_dir = os.path.join(os.path.dirname(tmp_dir), "cwd")
+    paths = [workspace, *dirs, tmp_dir, cwd_dir, *settings.allow_write]
     return tuple(dict.fromkeys(os.path.realpath(p) for p in paths))
 
 
@@ -608,7 +636,7 @@ def _read_only(
     edit_denied: Sequence[str],
     settings: SandboxSettings,
     hook_files: Sequence[str],
-) -> tuple[str, ...]:
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The control files (the permission layer's list, ``permissions.protected``) and the
     Edit/denyWrite paths that lie under a writable tree: those need a read-only mount (the
     rest is read-only through Landlock already). ``.git`` as a whole stays writable, so
@@ -628,7 +656,19 @@ def _read_only(
         else:
             out.append(path)
     out += [*edit_denied, *settings.deny_write]
-    return tuple(p for p in dict.fromkeys(out) if _under_any(p, writable))
+    # All of them, home's included, are sources of other names (Sandbox.linked_sources).
+    everything = tuple(dict.fromkeys(out))
+    return tuple(p for p in everything if _under_any(p, writable)), everything
+
+
+def _proxy_socket(directory: str) -> str:
+    """The proxy's control socket: one per daemon, so a session that reuses a
+    ``--spill-dir`` after another ended without removing its socket (SIGKILLed) can bind
+    its own; a stale one of a recycled pid is removed (the directory is ours alone)."""
+    path = os.path.join(directory, f"proxy-{os.getpid()}.sock")
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    return path
 
 
 def _pins(protected: Sequence[str], writable: Sequence[str]) -> list[str]:
@@ -684,7 +724,7 @@ def _deny_paths(
         if not complete:
             notes.append(f"deny patterns were expanded over the first {_WALK_LIMIT} entries only")
         notes.append("files matching a deny pattern created after start-up are not masked for Bash")
-    read = _with_hard_links(read, walk_roots, notes)
+    read += _other_names(read, walk_roots, notes, "denied")
     return tuple(dict.fromkeys(read)), tuple(dict.fromkeys(edit)), notes
 
 
@@ -725,31 +765,53 @@ def _walk(
     return found, True
 
 
-def _with_hard_links(paths: list[str], roots: Sequence[str], notes: list[str]) -> list[str]:
-    """Add the other names of denied files that have more than one link, found under the
-    writable roots: a hard link is the same file, and masking one name must not leave
-    another open. Links made later, or outside these roots, are not found."""
+def _other_names(
+    paths: Sequence[str], roots: Sequence[str], notes: list[str], what: str
+) -> list[str]:
+    """The other names, under the writable roots, of files in ``paths`` (or below a
+    directory in ``paths``) that have more than one link: a hard link is the same file, so
+    masking or write-protecting one name must not leave another open (``sub/notes.cfg``
+    linked to ``.git/config`` or to ``~/.bashrc`` before the session: Landlock judges the
+    name, and that name lies in a writable tree). ``what`` words the notes. Links made
+    later, or outside these roots, are not found; inside the sandbox ``ln`` cannot make one
+    (a bind-mounted name is on another mount, and Landlock refuses linking a file from a
+    tree the command may not write)."""
     ids: set[tuple[int, int]] = set()
+
+    def linked(st: os.stat_result) -> None:
+        if not stat.S_ISDIR(st.st_mode) and st.st_nlink > 1:
+            ids.add((st.st_dev, st.st_ino))
+
+    def below(p: str) -> list[str]:  # records, never matches: the walk goes everywhere
+        with contextlib.suppress(OSError):
+            linked(os.lstat(p))
+        return []
+
+    trees: list[str] = []
     for p in paths:
         try:
             st = os.stat(p)
         except OSError:
             continue
-        if not os.path.isdir(p) and st.st_nlink > 1:
-            ids.add((st.st_dev, st.st_ino))
+        if stat.S_ISDIR(st.st_mode):
+            trees.append(p)
+        else:
+            linked(st)
+    if trees and not _walk(trees, below)[1]:
+        notes.append(f"{what} directories were searched for hard-linked files in part only")
     if not ids:
-        return paths
-    extra: list[str] = []
+        return []
 
     def same(p: str) -> list[str]:
         try:
             st = os.lstat(p)
         except OSError:
             return []
-        return ["Read"] if (st.st_dev, st.st_ino) in ids else []
+        return ["same"] if (st.st_dev, st.st_ino) in ids else []
 
     found, complete = _walk(roots, same)
-    extra = [p for p in found if p not in paths]
     if not complete:
-        notes.append("hard links to denied files were searched in part of the tree only")
-    return paths + extra
+        notes.append(f"hard links to {what} files were searched in part of the tree only")
+    inside = tuple(t.rstrip("/") + "/" for t in trees)  # covered with their directory
+    named = set(paths)
+    return [p for p in found if p not in named and not p.startswith(inside)]

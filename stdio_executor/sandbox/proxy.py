@@ -19,13 +19,16 @@ the call ends.
 
 Matching follows Claude Code: ``example.com`` matches that host only; ``*.example.com``
 matches its subdomains, not the apex. Names are compared lower-case without a trailing dot;
-an IP literal matches only an entry that spells that IP.
+an IP literal matches only an entry that spells that IP. A name let through by a wildcard
+entry that resolves to a loopback or link-local address is refused (DNS rebinding onto the
+host's own services); the address checked is the address connected to.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
 import socket
@@ -40,18 +43,33 @@ _CONNECT_TIMEOUT_S = 30.0
 
 
 def domain_allowed(host: str, allowed: Sequence[str]) -> bool:
+    return _entry_for(host, allowed) is not None
+
+
+def _entry_for(host: str, allowed: Sequence[str]) -> str | None:
+    """The allowedDomains entry that lets ``host`` through, or None."""
     name = host.strip().lower().rstrip(".")
     if name.startswith("[") and name.endswith("]"):
         name = name[1:-1]
     for entry in allowed:
         if entry == "*":
-            return True
+            return entry
         if entry.startswith("*."):
             if name.endswith(entry[1:]) and len(name) > len(entry) - 1:
-                return True
+                return entry
         elif name == entry:
-            return True
-    return False
+            return entry
+    return None
+
+
+def _local(address: str) -> bool:
+    """An address of this machine or its link (loopback, link-local such as a cloud's
+    metadata service at 169.254.169.254, unspecified): what the daemon's own network
+    reaches that a sandboxed command's could not."""
+    ip = ipaddress.ip_address(address.partition("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return ip.is_loopback or ip.is_link_local or ip.is_unspecified
 
 
 class DomainProxy:
@@ -138,6 +156,20 @@ class DomainProxy:
             with contextlib.suppress(Exception):
                 writer.close()
 
+    async def _address(self, host: str, port: int, entry: str) -> str | None:
+        """The address to connect to, resolved once (a second lookup at connect time could
+        answer differently), or None: a wildcard entry (``*``, ``*.example.com``) let the
+        name through, and it resolves to a local address. Whoever controls a subdomain's
+        DNS could otherwise point it at the host's own services (a database on
+        127.0.0.1, the metadata service) through the proxy, which runs outside the
+        sandbox's network; an entry that spells the name or the address is the user's."""
+        addresses = await _resolve(host, port)
+        if not addresses:
+            raise OSError(f"{host} has no address")
+        if entry.startswith("*") and any(_local(a) for a in addresses):
+            return None
+        return addresses[0]
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         head = await reader.readuntil(b"\r\n\r\n")
         line, _, rest = head.partition(b"\r\n")
@@ -161,7 +193,8 @@ class DomainProxy:
                 + b"".join(h + b"\r\n" for h in kept)
                 + b"\r\n"
             )
-        if not host or not domain_allowed(host, self.allowed):
+        entry = _entry_for(host, self.allowed) if host else None
+        if entry is None:
             self.refused = [*self.refused[-9:], host]
             await _reply(
                 writer,
@@ -171,10 +204,21 @@ class DomainProxy:
             )
             return
         try:
+            address = await asyncio.wait_for(self._address(host, port, entry), _CONNECT_TIMEOUT_S)
+            if address is None:
+                self.refused = [*self.refused[-9:], host]
+                await _reply(
+                    writer,
+                    403,
+                    "Forbidden",
+                    f"stdio-executor sandbox: {host} resolves to an address of this machine "
+                    f"or its link, and only a name listed exactly (not {entry}) may lead there",
+                )
+                return
             up_reader, up_writer = await asyncio.wait_for(
-                asyncio.open_connection(host, port), _CONNECT_TIMEOUT_S
+                asyncio.open_connection(address, port), _CONNECT_TIMEOUT_S
             )
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:
             await _reply(writer, 502, "Bad Gateway", f"cannot reach {host}:{port}: {exc}")
             return
         try:
@@ -187,6 +231,11 @@ class DomainProxy:
         finally:
             with contextlib.suppress(Exception):
                 up_writer.close()
+
+
+async def _resolve(host: str, port: int) -> list[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]) for info in infos]
 
 
 def _split_host_port(authority: str, default: int) -> tuple[str, int]:

@@ -30,7 +30,7 @@ import anyio
 import msgspec
 
 from ..processes import KILL_GRACE_S, Child, ProcessRegistry, spawn_group, stop_group
-from .output import complete_utf8, decode_prefix, decode_suffix
+from .output import complete_utf8, create_new, decode_prefix, decode_suffix
 
 __all__ = ["Job", "JobRegistry", "JobStatus", "NewOutput"]
 
@@ -126,7 +126,7 @@ class JobRegistry:
         ``argv_prefix`` and ``spawn``: what the sandbox adds (bubblewrap's command line;
         ``preexec_fn``, ``env``)."""
         # One open of a new file in the spill directory: no await needed around it.
-        with open(log_path, "wb") as log:  # noqa: ASYNC230
+        with create_new(log_path) as log:
             process = await spawn_group(
                 self.processes,
                 [*argv_prefix, "/bin/bash", "-c", command],

@@ -17,6 +17,7 @@ import contextlib
 import fcntl
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Mapping
 from typing import Any
@@ -130,17 +131,20 @@ class BashTool(Tool):
             # the workspace, as Claude Code does, instead of failing every later call.
             cwd = ctx.session.workspace
             note = f"(The working directory {ctx.cwd} no longer exists; ran in {cwd}.)\n"
-        cwd_file: str | None = None
-        argv = ["/bin/bash", "-c", call.command]
-        if _may_change_directory(call.command):
-            cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd")
-            argv = ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command]
         sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
         ctx.sink = sink
         spawn = await _sandboxing(call, ctx)
         if isinstance(spawn, ToolOutcome):
             sink.close()
             return spawn
+        cwd_file: str | None = None
+        argv = ["/bin/bash", "-c", call.command]
+        if _may_change_directory(call.command):
+            # A sandboxed shell may not write the spill directory: it has one of its own.
+            sandbox = ctx.session.sandbox
+            where = sandbox.cwd_dir if spawn is not None and sandbox is not None else ""
+            cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd", where)
+            argv = ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command]
         read_fd, write_fd = _output_pipe()
         registry = ctx.session.processes
         try:
@@ -393,11 +397,22 @@ def _exit_code(returncode: int | None) -> int | None:
     return 128 - returncode if returncode < 0 else returncode
 
 
+_CWD_OPEN = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
 def _read_cwd(path: str) -> str | None:
+    """The directory the shell wrote, read without following a symlink or waiting on a
+    FIFO (another sandboxed call can write the directory it is in)."""
     try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as f:
-            cwd = f.read().rstrip("\n")
-        os.unlink(path)
+        fd = os.open(path, _CWD_OPEN)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            raw = os.read(fd, 65536)
+        finally:
+            os.close(fd)
+            os.unlink(path)
     except OSError:
         return None
+    cwd = raw.decode("utf-8", "surrogateescape").rstrip("\n")
     return cwd if cwd and os.path.isdir(cwd) else None

@@ -4,12 +4,19 @@ Owns: the single mechanism every tool uses for large results (SPEC section 5): b
 limit the output is kept in memory; past it, everything is streamed to a file in the spill
 directory and the result becomes a preview (head and tail), the path and the full size.
 Memory stays flat however large the output: at most ``limit + tail`` bytes are held.
-Must not: know which tool produced the bytes.
+Must not: know which tool produced the bytes, or open a spill file any other way than
+``create_new``.
+
+Every file in the spill directory is created new (``create_new``): ``O_CREAT | O_EXCL |
+O_NOFOLLOW``, mode 0600. A name that already exists, a symlink planted there included, is
+never opened: before, a symlink to ``~/.bashrc`` planted under the next output's name
+(the names are predictable) made the daemon write the next large output through it.
 """
 
 from __future__ import annotations
 
 import codecs
+import os
 from typing import BinaryIO
 
 import msgspec
@@ -18,6 +25,7 @@ __all__ = [
     "CollectedOutput",
     "OutputSink",
     "complete_utf8",
+    "create_new",
     "decode_prefix",
     "decode_suffix",
     "spill_text",
@@ -25,6 +33,15 @@ __all__ = [
 
 _HEAD = 2_000
 _TAIL = 2_000
+
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+
+
+def create_new(path: str) -> BinaryIO:
+    """``path`` created for writing, owner-only; ``FileExistsError`` if anything (a file,
+    a symlink) is there already."""
+    return open(os.open(path, _NEW, 0o600), "wb")
 
 
 class CollectedOutput(msgspec.Struct, frozen=True):
@@ -44,6 +61,7 @@ class OutputSink:
         self._buf = bytearray()
         self._tail = bytearray()
         self._file: BinaryIO | None = None
+        self._lost = ""
 
     @property
     def spilled(self) -> bool:
@@ -65,7 +83,13 @@ class OutputSink:
             del self._tail[:-_TAIL]
 
     def _spill(self) -> None:
-        self._file = open(self.spill_path, "wb")  # noqa: SIM115 - closed in collect()
+        try:
+            self._file = create_new(self.spill_path)
+        except OSError as exc:
+            # Not saved (the name was taken, the directory is not ours): the preview
+            # stays, the rest is dropped, and the result says so.
+            self._lost = f"the full output could not be saved ({exc.strerror or exc})"
+            self._file = open(os.devnull, "wb")  # noqa: SIM115 - closed in close()
         self._file.write(self._buf)
         self._tail = bytearray(self._buf[-_TAIL:])
         del self._buf[_HEAD:]  # keep only the head for the preview
@@ -78,11 +102,10 @@ class OutputSink:
             self._file.flush()
         head = decode_prefix(bytes(self._buf[:_HEAD]))
         tail = decode_suffix(bytes(self._tail[-_TAIL:]))
-        note = (
-            f"\n\n... [output truncated: {self.total:,} bytes in all; "
-            f"the full output is in {self.spill_path}] ...\n\n"
-        )
-        return CollectedOutput(head + note + tail, True, self.spill_path, self.total)
+        where = self._lost or f"the full output is in {self.spill_path}"
+        note = f"\n\n... [output truncated: {self.total:,} bytes in all; {where}] ...\n\n"
+        path = None if self._lost else self.spill_path
+        return CollectedOutput(head + note + tail, True, path, self.total)
 
     def close(self) -> None:
         if self._file is not None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from ..private_dir import private_dir
 from ..processes import ProcessRegistry
 from .background import JobRegistry
 
@@ -76,15 +77,21 @@ class Session:
         self._spill_ready = False
         self._spill_count = 0
 
-    def spill_path(self, tool_use_id: str, suffix: str = ".txt") -> str:
-        """A fresh file name for this call's output: unique even when ids repeat or collide
-        after sanitising, so an earlier result's ``output_path`` is never overwritten."""
+    def spill_path(self, tool_use_id: str, suffix: str = ".txt", directory: str = "") -> str:
+        """A fresh file name for this call's output (in ``directory`` instead of the spill
+        directory, if given): unique even when ids repeat or collide after sanitising, so
+        an earlier result's ``output_path`` is never overwritten. The file is made with
+        ``output.create_new``, which never opens a name that exists."""
         if not self._spill_ready:
-            os.makedirs(self.spill_dir, mode=0o700, exist_ok=True)
+            parent = os.path.dirname(self.spill_dir.rstrip("/"))
+            if os.path.basename(parent) == f"stdio-executor-{os.geteuid()}":
+                private_dir(parent)  # the default place, one per user: no one else's
+            private_dir(self.spill_dir)
             self._spill_ready = True
         self._spill_count += 1
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id)[:80]
-        return os.path.join(self.spill_dir, f"{self._spill_count:06d}-{safe or 'tool'}{suffix}")
+        name = f"{self._spill_count:06d}-{safe or 'tool'}{suffix}"
+        return os.path.join(directory or self.spill_dir, name)
 
     def remember_read(self, path: str, st: os.stat_result) -> None:
         self.read_files[path] = FileStamp.of(st)

@@ -157,10 +157,13 @@ def test_a_read_deny_rule_makes_the_file_unreadable_from_bash(tmp_path: Path) ->
         out, _ = bash(
             d,
             "r",
-            "cat .env; cat innocent.txt; cat secrets/db.txt; ls secrets; "
+            # Through variables: the permission layer denies `cat .env` spelled out; this is
+            # the kernel's test.
+            'for f in .env innocent.txt secrets/db.txt; do cat "$f"; done; ls secrets; '
             f"{PY} -c \"print(open('.env').read())\"; "
-            "cat /proc/$PPID/root$PWD/.env; umount .env; cat .env; "
-            "echo x > .env; echo done",
+            'e=.env; cat /proc/$PPID/root$PWD/.env; umount .env; cat "$e"; '
+            f"{PY} -c \"open('.env', 'a')\"; "
+            'echo x > "$e"; echo done',
         )
     assert "hunter2" not in out
     assert "done" in out
@@ -490,7 +493,8 @@ def test_bubblewrap_takes_over_where_landlock_is_missing(tmp_path: Path, outside
         out, _ = bash(
             d,
             "b",
-            f"echo x > {outside}/f; echo y > g; cat .env; echo evil >> .git/config; "
+            # `f=.env; cat "$f"`: past the permission layer, which denies `cat .env` itself.
+            f'echo x > {outside}/f; echo y > g; f=.env; cat "$f"; echo evil >> .git/config; '
             f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', 9), 2)\"",
         )
     assert not (outside / "f").exists() and (tmp_path / "g").exists()
@@ -521,3 +525,41 @@ def test_scripts_that_hooks_run_stay_read_only(tmp_path: Path) -> None:
         bash(d, "h", "echo 'touch /tmp/escaped' >> scripts/check.sh; echo ok > scripts/other.sh")
     assert hook.read_text() == "#!/bin/sh\nexit 0\n"
     assert (tmp_path / "scripts" / "other.sh").exists()
+
+
+@pytest.mark.parametrize(
+    "deny",
+    [
+        {"permissions": {"deny": ["Read(./secrets/**)"]}},
+        {"permissions": {"deny": ["Read(./secrets)"]}},
+        {"permissions": {"deny": ["Read(**/deep/**)"]}},
+        {"sandbox": {"filesystem": {"denyRead": ["./secrets"]}}},
+        {"sandbox": {"filesystem": {"denyRead": ["OUTSIDE"]}}},
+        {"permissions": {"deny": ["Read(/OUTSIDE/**)"]}},
+    ],
+    ids=["dir-glob", "dir", "pattern-dir", "denyRead-dir", "denyRead-outside", "rule-outside"],
+)
+def test_a_file_below_a_denied_directory_is_denied_under_every_name(
+    tmp_path: Path, deny: dict[str, Any]
+) -> None:
+    """A deny on a directory covers the files below it; a hard link to one of them made
+    before the session (another name, anywhere in the workspace) must be masked too."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "secrets" / "deep").mkdir(parents=True)
+    (outside / "deep").mkdir(parents=True)
+    (ws / "secrets" / "deep" / "key.txt").write_text("hunter2-inside\n")
+    (outside / "deep" / "id.txt").write_text("hunter2-outside\n")
+    (ws / "docs").mkdir()
+    os.link(ws / "secrets" / "deep" / "key.txt", ws / "docs" / "notes.txt")
+    os.link(outside / "deep" / "id.txt", ws / "readme.txt")
+    text = json.dumps(deny).replace("/OUTSIDE", "/" + str(outside)).replace("OUTSIDE", str(outside))
+    names = ["docs/notes.txt", "readme.txt", "secrets/deep/key.txt", f"{outside}/deep/id.txt"]
+    with run_daemon(ws, "--settings", text, "--permission-mode", "bypassPermissions") as d:
+        # Through a variable: the permission layer denies `cat NAME` spelled out; this is
+        # the kernel's test.
+        loop = "for n in " + " ".join(names) + '; do cat "$n"; done; echo done'
+        out, _ = bash(d, "r", loop)
+    assert "done" in out
+    leaked = [s for s in ("hunter2-inside", "hunter2-outside") if s in out]
+    covered = "outside" if "OUTSIDE" in json.dumps(deny) else "inside"
+    assert f"hunter2-{covered}" not in out, (leaked, out)

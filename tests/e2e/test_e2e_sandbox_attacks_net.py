@@ -211,6 +211,48 @@ def test_the_proxy_refuses_every_spelling_of_a_host_not_allowed(
     assert [h.split(b" ")[1] for h in hits] == [b"/allowed"]
 
 
+def _names_of_loopback() -> list[str]:
+    """Names other than ``localhost`` this machine resolves to a loopback address (its
+    host name usually is, in /etc/hosts): what a rebinding domain would answer."""
+    names = []
+    for name in (socket.gethostname(), "localhost.localdomain", "ip6-localhost"):
+        with contextlib.suppress(OSError):
+            if any(i[4][0] in ("127.0.0.1", "::1") for i in socket.getaddrinfo(name, 80)):
+                names.append(name)
+    return names
+
+
+def test_a_wildcard_entry_does_not_lead_to_this_machine(
+    tmp_path: Path, tcp_server: tuple[int, list[bytes]]
+) -> None:
+    """A name let through by a wildcard that resolves to 127.0.0.1 (a subdomain whose DNS
+    the model's author controls) would reach the host's own services through the proxy,
+    which runs outside the sandbox's network. Refused; an entry spelling the name is the
+    user's choice and passes."""
+    port, hits = tcp_server
+    entry = "*"
+    names = _names_of_loopback()
+    if not names:
+        pytest.skip("no name but localhost resolves to loopback on this machine")
+    config = {
+        "permissions": {"defaultMode": "bypassPermissions"},
+        "sandbox": {"network": {"allowedDomains": [entry]}},
+    }
+    with run_daemon(tmp_path, "--settings", json.dumps(config)) as d:
+        for i, name in enumerate(names):
+            out, _ = bash(d, f"w{i}", f"curl -s -m 5 -w ' %{{http_code}}' http://{name}:{port}/x")
+            assert out.rstrip().endswith("403"), (name, out)
+    assert hits == []
+    exact = {
+        "permissions": {"defaultMode": "bypassPermissions"},
+        "sandbox": {"network": {"allowedDomains": [names[0]]}},
+    }
+    with run_daemon(tmp_path, "--settings", json.dumps(exact)) as d:
+        out, _ = bash(d, "e", f"curl -s -m 5 http://{names[0]}:{port}/exact")
+    assert "hi" in out
+    assert [h.split(b" ")[1] for h in hits] == [b"/exact"]
+
+
 # ---------------------------------------------------------------- processes
 
 

@@ -19,6 +19,7 @@ import pytest
 from files_harness import Harness
 
 from stdio_executor.tools.base import InputError
+from stdio_executor.tools.files import listing
 from stdio_executor.tools.files.listing import MAX_ENTRIES, NOTE
 
 pytestmark = pytest.mark.anyio
@@ -438,3 +439,20 @@ async def test_ls_resolves_a_relative_path_against_the_working_directory(
     (harness.workspace / "sub" / "f").write_text("")
     text = await harness.ok("LS", {"path": "sub"})
     assert text.startswith(f"- {harness.workspace}/sub/\n  - f\n")
+
+
+def test_ls_walks_every_level_by_descriptor_breadth_first(tmp_path: Path) -> None:
+    """Subdirectories of several parents, several levels down: each is entered relative to
+    its parent's descriptor (reopened from the root when the walk moves to another parent)
+    and listed once, shallowest first."""
+    for rel in ("a/p/1.txt", "a/q/2.txt", "b/r/3.txt", "b/r/s/4.txt", "c.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    entries, truncated = listing._walk(str(tmp_path), (), lambda: None)
+    assert not truncated
+    assert entries == [
+        "a/", "b/", "c.txt",
+        "a/p/", "a/q/", "b/r/",
+        "a/p/1.txt", "a/q/2.txt", "b/r/3.txt", "b/r/s/",
+        "b/r/s/4.txt",
+    ]  # fmt: skip

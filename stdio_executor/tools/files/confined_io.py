@@ -29,9 +29,10 @@ import anyio.to_thread
 
 from ...confine import Confinement
 from ..base import ToolContext, ToolOutcome
-from .results import outside_now
+from .results import linked_now, outside_now
 
 __all__ = [
+    "Linked",
     "Outside",
     "open_checked_dir",
     "open_dir",
@@ -47,9 +48,19 @@ _READ = os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
 # Without O_TRUNC: the file is emptied only once the descriptor passed the check. O_NONBLOCK:
 # a FIFO swapped in refuses at once (ENXIO) instead of blocking the daemon.
 _WRITE = os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK
+_WRITES = os.O_WRONLY | os.O_RDWR
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_PATH = getattr(os, "O_PATH", 0)
+
+
+class Linked(Exception):
+    """The file opened for writing has other names (hard links) under a confinement that
+    requires one name (``Confinement.one_name``): linked after the call was allowed."""
+
+    def __init__(self, links: int) -> None:
+        super().__init__(links)
+        self.links = links
 
 
 class Outside(Exception):
@@ -80,8 +91,11 @@ def _open_file(path: str, flags: int, confine: Confinement | None) -> int:
         handle = os.open(path, _O_PATH | os.O_CLOEXEC)
         _check(handle, path, confine)
         try:
-            if not stat.S_ISREG(os.fstat(handle).st_mode):
+            st = os.fstat(handle)
+            if not stat.S_ISREG(st.st_mode):
                 raise OSError(f"{path} is not a regular file (a device, FIFO or socket)")
+            if flags & _WRITES and confine.one_name and st.st_nlink > 1:
+                raise Linked(st.st_nlink)
             try:
                 return os.open(f"/proc/self/fd/{handle}", flags)
             except FileNotFoundError:
@@ -91,9 +105,13 @@ def _open_file(path: str, flags: int, confine: Confinement | None) -> int:
             os.close(handle)
     fd = os.open(path, flags)
     _check(fd, path, confine)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise OSError(f"{path} is not a regular file (a device, FIFO or socket)")
+    if confine is not None and flags & _WRITES and confine.one_name and st.st_nlink > 1:
+        os.close(fd)  # written already if O_TRUNC was given: only reached without /proc
+        raise Linked(st.st_nlink)
     return fd
 
 
@@ -226,3 +244,5 @@ async def run_edit(
         )
     except Outside as outside:
         return outside_now(tool, path, outside.where)
+    except Linked as linked:
+        return linked_now(tool, path, linked.links)

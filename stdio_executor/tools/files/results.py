@@ -21,6 +21,7 @@ __all__ = [
     "Check",
     "finish",
     "input_error",
+    "linked_now",
     "missing_path",
     "no_check",
     "outside_now",
@@ -51,6 +52,18 @@ def outside_now(tool: str, path: str, where: str | None) -> ToolOutcome:
         f"<tool_use_error>Permission to use {tool} on {shown} has been denied: the path "
         "led outside the workspace and its additional directories when it was opened, "
         "though it was inside when the call was allowed.</tool_use_error>",
+        is_error=True,
+        status="denied",
+    )
+
+
+def linked_now(tool: str, path: str, links: int) -> ToolOutcome:
+    """The file had one name when the call was allowed and has ``links`` now: an edit
+    would change it under names nobody checked. Refused, as a denial."""
+    return ToolOutcome(
+        f"<tool_use_error>Permission to use {tool} on {path} has been denied: the file "
+        f"has {links} names (hard links) now, though it had one when the call was allowed; "
+        "an edit would change it under every name.</tool_use_error>",
         is_error=True,
         status="denied",
     )

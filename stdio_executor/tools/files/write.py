@@ -26,7 +26,7 @@ from ...confine import Confinement
 from ..base import InputError, Tool, ToolContext, ToolOutcome
 from ..inputs import EditInput, WriteInput, parse
 from ..session import FileStamp, Session
-from .confined_io import Outside, read_bytes, run_edit, write_in_place
+from .confined_io import Linked, Outside, read_bytes, run_edit, write_in_place
 from .read import INLINE_MAX_BYTES, MAX_LINE_CHARS
 from .results import Check, input_error, missing_path, no_check, tool_error
 from .text import SNIFF_BYTES, UTF_8, TextCodec, looks_binary, match_line_endings
@@ -295,7 +295,7 @@ def edit_inline(
         return None
     try:
         return edit(path, call, ctx.session, no_check, ctx.confine)
-    except Outside:
+    except (Outside, Linked):
         return None
 
 

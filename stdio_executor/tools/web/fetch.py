@@ -238,7 +238,7 @@ async def _render(
     if converted.text is None:
         path = ctx.session.spill_path(ctx.tool_use_id, mimetypes.guess_extension(mime) or ".bin")
         try:
-            await anyio.Path(path).write_bytes(body)
+            await anyio.to_thread.run_sync(_save, path, body)
         except OSError as exc:
             return tool_error(f"Fetched {where}, a binary file, but could not save it: {exc}")
         return ToolOutcome(
@@ -252,3 +252,10 @@ async def _render(
     )
     content = converted.text or "(the page has no text content)"
     return finish(ToolOutcome(head + content), tool.spec, ctx)
+
+
+def _save(path: str, body: bytes) -> None:
+    from ..output import create_new
+
+    with create_new(path) as f:
+        f.write(body)

@@ -1,0 +1,111 @@
+"""What a read-only Bash line reads, judged like the Read tool, through the real daemon.
+
+Two rules (docs/permissions.md, "Bash reads"), each with the spellings a model would try:
+
+- a read-only line that reads or lists a file outside the workspace asks (``--no-prompt``:
+  denied), as Read does and as Claude Code's path check does: absolute paths, ``..``, ``~``,
+  a symlink in the workspace that points out, a glob that matches one, an input
+  redirection, an option's file value, a walk that follows symlinks;
+- ``Read(...)`` deny rules hold for Bash's reading programs (``cat .env``), also without the
+  OS sandbox (which masks the files for every program; here it is off to test the rule).
+
+The proof is the secret's absence from the result, not the status alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from daemon_harness import run_daemon, tool_use
+
+SECRET = "s3cr3t-outside"
+DENIED = "s3cr3t-denied"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text(SECRET + "\n")
+    ws = tmp_path / "ws"
+    (ws / "docs").mkdir(parents=True)
+    (ws / "in.txt").write_text("inside\n")
+    (ws / "docs" / "a.txt").write_text("inside a\n")
+    os.symlink(tmp_path / "outside" / "secret.txt", ws / "docs" / "link.txt")
+    os.symlink("../../outside/secret.txt", ws / "docs" / "rel")
+    os.symlink(tmp_path / "outside", ws / "up")
+    (ws / ".env").write_text(DENIED + "\n")
+    (ws / "secrets").mkdir()
+    (ws / "secrets" / "key.txt").write_text(DENIED + "\n")
+    os.symlink(".env", ws / "envlink")
+    return ws
+
+
+OUTSIDE = {
+    "absolute": "cat {out}/secret.txt",
+    "dotdot": "cat ../outside/secret.txt",
+    "symlink": "cat docs/link.txt",
+    "relative-symlink": "head -n 1 docs/rel",
+    "symlinked-dir": "tail up/secret.txt",
+    "glob": "cat docs/*",
+    "glob-in-linked-dir": "cat up/*.txt",
+    "input-redirection": "wc -c < docs/link.txt",
+    "option-value": "grep -f docs/link.txt in.txt",
+    "long-option-value": "grep --file=docs/link.txt in.txt",
+    "recursive-follow": "grep -R s3cr3t .",
+    "parent-listing": "ls -la ..",
+    "proc-cwd": "cat /proc/self/cwd/../outside/secret.txt",
+    "pipeline": "cat in.txt | grep -h s3cr3t - docs/link.txt",
+    "diff": "diff in.txt docs/link.txt",
+    "strings": "strings docs/rel",
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(OUTSIDE))
+def test_a_read_only_line_reading_outside_asks(ws: Path, spelling: str) -> None:
+    command = OUTSIDE[spelling].format(out=ws.parent / "outside")
+    with run_daemon(ws, "--no-prompt", "--sandbox", "off", "--permission-mode", "default") as d:
+        d.send(tool_use("r", command))
+        result = d.result("r")
+    assert result.meta.status == "denied", result.content
+    assert SECRET not in str(result.content)
+
+
+INSIDE = ["cat in.txt docs/a.txt", "grep -rn inside .", "cat docs/a*", "wc -l < in.txt", "ls"]
+
+
+@pytest.mark.parametrize("command", INSIDE)
+def test_a_read_only_line_reading_inside_runs(ws: Path, command: str) -> None:
+    with run_daemon(ws, "--no-prompt", "--sandbox", "off", "--permission-mode", "default") as d:
+        d.send(tool_use("r", command))
+        result = d.result("r")
+    assert result.meta.status == "success", result.content
+
+
+DENIED_READS = {
+    "plain": "cat .env",
+    "dot-slash": "head ./.env",
+    "symlink": "cat envlink",
+    "below-a-directory": "cat secrets/key.txt",
+    "glob": "cat secret*/*",
+    "input-redirection": "cat < .env",
+    "proc-cwd": "cat /proc/self/cwd/.env",
+    "not-read-only-line": "cat .env > copy.txt",
+    "other-reader": "sed -n p secrets/key.txt",
+}
+
+
+@pytest.mark.parametrize("mode", ["default", "bypassPermissions"])
+@pytest.mark.parametrize("spelling", sorted(DENIED_READS))
+def test_read_deny_rules_hold_for_bash(ws: Path, spelling: str, mode: str) -> None:
+    settings = json.dumps({"permissions": {"deny": ["Read(./.env)", "Read(./secrets/**)"]}})
+    args = ("--settings", settings, "--permission-mode", mode, "--sandbox", "off")
+    with run_daemon(ws, "--no-prompt", *args) as d:
+        d.send(tool_use("r", DENIED_READS[spelling]))
+        result = d.result("r")
+    assert result.meta.status == "denied", result.content
+    assert "Read(" in str(result.content)  # the rule's denial, not the mode's ask
+    assert DENIED not in str(result.content)
+    assert not (ws / "copy.txt").exists()
