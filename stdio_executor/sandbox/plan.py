@@ -340,7 +340,7 @@ class Sandbox(msgspec.Struct):
         from . import kernel
 
         for path in (self.mask_dir, self.tmp_dir, self.cwd_dir):  # Landlock needs them
-            private_dir(path)
+            os.close(private_dir(path))
         if self.bwrap is not None:
             return _Built(None, {**os.environ, "TMPDIR": self.tmp_dir})
         empty_dir = os.path.join(self.mask_dir, "empty.d")
