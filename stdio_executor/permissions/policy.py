@@ -199,12 +199,17 @@ class Policy:
     def denied(self, facts: Facts) -> Decision | None:
         """The deny rule that forbids the call, if any (an input the host rewrote)."""
         deny, _, _ = self._rules(facts)
-        if not deny:
-            return None
         if facts.name == "Bash":
             command = str(facts.tool_input.get("command", ""))
+            reads = self._bash_reads_denied(command, facts.cwd)
+            if reads is not None:
+                return self._denied_by(facts, reads[0], reads[1])
+            if not deny:
+                return None
             rule, _ = bash_first_match(command, self._parse(command), deny, facts.cwd)
             return self._denied_by(facts, rule) if rule else None
+        if not deny:
+            return None
         if facts.file_access is not None or facts.name in PATH_TOOLS:
             for target in self._targets(facts):
                 rule = self._path_rule(deny, target, either=True) or self._same_file(deny, target)
