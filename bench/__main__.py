@@ -52,6 +52,7 @@ def run(quick: bool, only: set[str]) -> list[Row]:
             rows += measures.throughput(
                 ws, "Read", read_input, "Read calls of a 1 KiB file", sizes, 3
             )
+            measures.settle_tree(ws)
             glob_input: dict[str, object] = {
                 "pattern": "**/*.txt",
                 "path": os.path.join(ws, measures.TREE),

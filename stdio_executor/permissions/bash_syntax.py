@@ -20,6 +20,7 @@ after ``--``) and the command stays read-only with one and with two words in its
 
 from __future__ import annotations
 
+import os
 import re
 
 import msgspec
@@ -31,6 +32,7 @@ __all__ = [
     "ReadOperands",
     "analyze",
     "read_operands",
+    "shell_path",
     "split_quoted_words",
     "split_simple_commands",
 ]
@@ -281,6 +283,22 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
             else:
                 globs.append(word.text)
     return ReadOperands(paths, globs, unknown)
+
+
+def shell_path(word: str, cwd: str) -> str | None:
+    """Where a word of a command line leads, absolute and normalized, with bash's tilde
+    expansion: ``~`` is HOME, ``~user`` that user's home, ``~+`` the working directory;
+    None when only the running shell knows (``~-`` is OLDPWD, ``~N`` the directory
+    stack). ``os.path.expanduser`` leaves ``~+`` as a name, so ``~+/../x`` looked inside."""
+    if word.startswith("~"):
+        head, sep, rest = word.partition("/")
+        if head == "~+":
+            word = cwd + sep + rest
+        elif head[1:2] in ("-", "+") or head[1:].isdigit():
+            return None
+        else:
+            word = os.path.expanduser(word)
+    return os.path.normpath(os.path.join(cwd, word))
 
 
 def split_simple_commands(command: str) -> list[list[str]] | None:

@@ -267,7 +267,7 @@ class Policy:
     ) -> tuple[list[_Target], str | None] | None:
         """The files a line's reading programs name (globs matched as bash would), and why
         some cannot be known before it runs; None when the line cannot be understood."""
-        from .bash_syntax import read_operands
+        from .bash_syntax import read_operands, shell_path
 
         found = read_operands(command, programs)
         if found is None:
@@ -276,9 +276,12 @@ class Policy:
         unknown = found.unknown
         for pattern in found.globs:
             try:
-                matches = glob.glob(os.path.join(cwd, os.path.expanduser(pattern)))
+                expanded = shell_path(pattern, cwd)
+                matches = glob.glob(expanded) if expanded is not None else []
             except (OSError, ValueError):
                 matches = []
+            if expanded is None:
+                unknown = unknown or f"{pattern} is only known when the command runs"
             if len(matches) > _MAX_MATCHES:
                 unknown = unknown or f"{pattern} matches more than {_MAX_MATCHES} files"
             # With no match bash passes the word as written; its directory is read either way.
@@ -286,8 +289,11 @@ class Policy:
         targets = []
         for word in dict.fromkeys(given):
             try:
-                lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(word)))
+                lexical = shell_path(word, cwd)
             except ValueError:
+                continue
+            if lexical is None:
+                unknown = unknown or f"{word} is only known when the command runs"
                 continue
             targets.append(_Target(word, lexical, self._real(lexical)))
         return targets, unknown
@@ -456,11 +462,15 @@ class Policy:
                 value = word.partition("=")[2] if word.startswith("-") or "=" in word else word
                 if value:
                     paths.append(value)
+        from .bash_syntax import shell_path
+
         for given in paths:
             try:
-                lexical = os.path.normpath(os.path.join(cwd, os.path.expanduser(given)))
+                lexical = shell_path(given, cwd)
             except ValueError:
                 continue
+            if lexical is None:
+                return f"{given} is only known when the command runs"
             for path in (lexical, self._real(lexical)):
                 why = path and protected(path, self.hook_files, ignore_case=self._ignore_case)
                 if why:
@@ -535,8 +545,10 @@ class Policy:
             if argv[0] == "cd":
                 if len(argv) != 2 or argv[1].startswith("-") or simple.words[1].expands:
                     return False
-                target = os.path.normpath(os.path.join(cwd, os.path.expanduser(argv[1])))
-                return self._inside(self._real(target), self._roots)
+                from .bash_syntax import shell_path
+
+                target = shell_path(argv[1], cwd)
+                return target is not None and self._inside(self._real(target), self._roots)
             return analyze(canonical(simple.words)).read_only
 
         return harmless

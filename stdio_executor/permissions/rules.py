@@ -624,7 +624,11 @@ class _Identities:
         """The rule program ``word`` runs, ``_NOT_THERE`` for a path to nothing (yet), or
         None."""
         if "/" in word:
-            path = os.path.join(self.cwd, os.path.expanduser(word))
+            from .bash_syntax import shell_path
+
+            path = shell_path(word, self.cwd)
+            if path is None:
+                return None  # ~-/x: only the running shell knows
             try:
                 st = os.stat(path)
             except FileNotFoundError:

@@ -35,12 +35,12 @@ import re
 import stat
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import msgspec
 
+from .. import dirstamps
 from ..permissions.protected import control_paths
 from ..private_dir import private_dir
 from .settings import SandboxSettings
@@ -85,11 +85,12 @@ class _Built(msgspec.Struct):
 
 class _Existing:
     """Which of many paths exist, per call, without an ``lstat`` of each: the paths are
-    grouped by parent directory, and a directory whose identity and mtime have not changed
-    since it was looked at has the same entries (creating, removing or renaming an entry
-    changes it). A directory modified within ``_RACY_S`` of the look is looked at again
-    next time: its mtime may not show a change made in the same clock tick (git's "racy"
-    index entries, the same problem)."""
+    grouped by parent directory, and a directory whose stamp has not changed since it was
+    looked at has the same entries (creating, removing or renaming an entry changes it).
+    ``dirstamps`` owns when a stamp may be trusted (a directory changed within the last 2 s
+    is looked at again next time, as is one on a file system that does not keep its times;
+    a change of the mount table forgets everything); the Glob tool's listings follow the
+    same rule."""
 
     def __init__(self, paths: Iterable[bytes]) -> None:
         groups: dict[bytes, list[bytes]] = {}
@@ -99,31 +100,35 @@ class _Existing:
             (parent, tuple(found), tuple(os.path.basename(p) for p in found))
             for parent, found in groups.items()
         ]
-        self._seen: dict[bytes, tuple[tuple[int, int, int], tuple[bytes, ...]]] = {}
+        self._seen: dict[bytes, tuple[tuple[int, ...], tuple[bytes, ...]]] = {}
+        self._mounts = -1
 
     def check(self) -> frozenset[bytes]:
         out: list[bytes] = []
+        mounts = dirstamps.mount_generation()
+        if mounts != self._mounts:
+            self._seen.clear()
+            self._mounts = mounts
         for parent, paths, names in self._groups:
             try:
                 st = os.stat(parent)
             except OSError:
                 self._seen.pop(parent, None)
                 continue  # no parent: none of its paths exists
-            key = (st.st_dev, st.st_ino, st.st_mtime_ns)
+            key = dirstamps.stamp(st)
             seen = self._seen.get(parent)
             if seen is not None and seen[0] == key:
                 out += seen[1]
                 continue
             found = _present(parent, st, paths, names)
             out += found
-            if time.time_ns() - st.st_mtime_ns > _RACY_S * 1e9:
+            if dirstamps.settled(st) and dirstamps.reliable(st.st_dev):
                 self._seen[parent] = (key, found)
             else:
                 self._seen.pop(parent, None)
         return frozenset(out)
 
 
-_RACY_S = 2.0
 # A directory this small (st_size: ext4 two blocks, tmpfs ~400 entries) is read whole, one
 # getdents instead of an lstat per name (33 names under a writable root); a larger one is
 # asked name by name, so a spill directory of thousands of files costs no more than before.
@@ -335,7 +340,7 @@ class Sandbox(msgspec.Struct):
         from . import kernel
 
         for path in (self.mask_dir, self.tmp_dir, self.cwd_dir):  # Landlock needs them
-            private_dir(path)
+            os.close(private_dir(path))
         if self.bwrap is not None:
             return _Built(None, {**os.environ, "TMPDIR": self.tmp_dir})
         empty_dir = os.path.join(self.mask_dir, "empty.d")

@@ -28,6 +28,7 @@ __all__ = [
     "create_new",
     "decode_prefix",
     "decode_suffix",
+    "pin_directory",
     "spill_text",
 ]
 
@@ -38,10 +39,26 @@ _TAIL = 2_000
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
 
 
+# Directories whose files ``create_new`` makes through a descriptor opened when the
+# directory was checked (``pin_directory``), not through the path.
+_PINNED: dict[str, int] = {}
+
+
+def pin_directory(path: str, fd: int) -> None:
+    """Make files in ``path`` through ``fd`` from now on (the descriptor is kept)."""
+    path = os.path.normpath(path)
+    old = _PINNED.pop(path, None)
+    if old is not None:
+        os.close(old)
+    _PINNED[path] = fd
+
+
 def create_new(path: str) -> BinaryIO:
     """``path`` created for writing, owner-only; ``FileExistsError`` if anything (a file,
-    a symlink) is there already."""
-    return open(os.open(path, _NEW, 0o600), "wb")
+    a symlink) is there already. In a pinned directory, in the directory pinned."""
+    parent, name = os.path.split(path)
+    at = _PINNED.get(os.path.normpath(parent)) if parent else None
+    return open(os.open(name if at is not None else path, _NEW, 0o600, dir_fd=at), "wb")
 
 
 class CollectedOutput(msgspec.Struct, frozen=True):

@@ -17,6 +17,7 @@ import msgspec
 from ..private_dir import private_dir
 from ..processes import ProcessRegistry
 from .background import JobRegistry
+from .output import pin_directory
 
 if TYPE_CHECKING:
     from ..sandbox.plan import Sandbox
@@ -85,8 +86,11 @@ class Session:
         if not self._spill_ready:
             parent = os.path.dirname(self.spill_dir.rstrip("/"))
             if os.path.basename(parent) == f"stdio-executor-{os.geteuid()}":
-                private_dir(parent)  # the default place, one per user: no one else's
-            private_dir(self.spill_dir)
+                os.close(private_dir(parent))  # the default place, one per user
+            # Kept open: files are made in this directory even if its path is later made to
+            # lead elsewhere (a --spill-dir inside the workspace can be renamed and replaced
+            # by a symlink by any command).
+            pin_directory(self.spill_dir, private_dir(self.spill_dir))
             self._spill_ready = True
         self._spill_count += 1
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id)[:80]

@@ -60,6 +60,10 @@ OUTSIDE = {
     "pipeline": "cat in.txt | grep -h s3cr3t - docs/link.txt",
     "diff": "diff in.txt docs/link.txt",
     "strings": "strings docs/rel",
+    "tilde-plus": "cat ~+/../outside/secret.txt",
+    "tilde-plus-listing": "ls ~+/..",
+    "tilde-minus": "cat ~-/secret.txt",
+    "tilde-plus-redirection": "wc -c < ~+/docs/link.txt",
 }
 
 
@@ -94,6 +98,7 @@ DENIED_READS = {
     "proc-cwd": "cat /proc/self/cwd/.env",
     "not-read-only-line": "cat .env > copy.txt",
     "other-reader": "sed -n p secrets/key.txt",
+    "tilde-plus": "cat ~+/.env",
 }
 
 

@@ -97,3 +97,26 @@ def test_a_spill_dir_that_is_a_symlink_is_not_used(tmp_path: Path) -> None:
         result = d.result("big")
     assert list(elsewhere.iterdir()) == []
     assert "not a directory of this user's" in str(result.content)
+
+
+@pytest.mark.skipif(not _SANDBOX, reason=f"no sandbox on this system: {_SUPPORT.problem}")
+def test_a_spill_dir_inside_the_workspace_replaced_by_a_symlink_keeps_results_inside(
+    tmp_path: Path,
+) -> None:
+    """Inside the workspace the spill dir is writable by commands: renamed and replaced by
+    a symlink to somewhere else, it must not lead the daemon's next file there."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    spill = ws / ".spill"
+    with run_daemon(ws, "--sandbox", "on", spill_dir=spill) as d:
+        d.send(tool_use("first", BIG))  # the spill dir exists and is in use
+        assert d.result("first").meta.output_path is not None
+        d.send(tool_use("swap", f"mv .spill .spill.old && ln -s {elsewhere} .spill && echo ok"))
+        assert d.result("swap").content == "ok"
+        d.send(tool_use("big", BIG))
+        result = d.result("big")
+    assert list(elsewhere.iterdir()) == []
+    assert any(p.name.endswith("-big.txt") for p in (ws / ".spill.old").iterdir())
+    assert str(result.content).startswith("PWNED")

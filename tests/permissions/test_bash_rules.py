@@ -124,6 +124,11 @@ CASES: dict[str, Case] = {
     "path to another npm": Case("./npm test", "ask", NPM),
     "cd out of the workspace first": Case("cd /tmp && npm test", "ask", NPM),
     "cd .. first": Case("cd .. && npm test", "ask", NPM),
+    # bash's tilde forms: ~+ is the working directory, ~- OLDPWD (unknown), ~N the stack.
+    "cd ~+/.. first": Case("cd ~+/.. && npm test", "ask", NPM),
+    "cd ~- first": Case("cd ~- && npm test", "ask", NPM),
+    "cd ~1 first": Case("cd ~1 && npm test", "ask", NPM),
+    "cd ~+/sub is inside": Case("cd ~+/sub && npm test", "allow", NPM),
     "unbalanced quote": Case('npm test "oops', "ask", NPM),
     "unparseable": Case("npm test ((", "ask", NPM),
     # --- deny rules hold in every mode, whatever the spelling ------------------------
@@ -221,6 +226,9 @@ CASES: dict[str, Case] = {
     "default: a variable path asks": Case("cat $HOME/x", "ask"),
     "default: grep -R follows links anywhere": Case("grep -R x .", "ask"),
     "default: echo names no file": Case("echo /etc/hostname", "allow"),
+    "default: ~+/.. is the parent": Case("cat ~+/../x", "ask"),
+    "default: ~- is only known when it runs": Case("cat ~-/x", "ask"),
+    "default: ~+ inside runs": Case("cat ~+/README.md", "allow"),
     "bypass: Bash reads anywhere": Case("cat /etc/hostname", "allow", mode="bypassPermissions"),
     "acceptEdits: Bash still asks": Case("touch x", "ask", mode="acceptEdits"),
     "plan: read-only runs": Case("git status", "allow", mode="plan"),
