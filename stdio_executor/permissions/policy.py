@@ -90,6 +90,8 @@ class _Target(msgspec.Struct, frozen=True):
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
 
 
+# Tools whose path deny rules hold for what a Bash line visibly writes.
+_EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 # Files a glob in a read-only Bash line may match before the line needs approval anyway.
 _MAX_MATCHES = 256
 
@@ -164,6 +166,12 @@ class Policy:
         self.read_deny = tuple(
             r for r in settings.deny if r.path is not None and r.names("Read", (), "read")
         )
+        # Edit/Write deny rules over paths: they hold for what Bash visibly writes.
+        self.edit_deny = tuple(
+            r
+            for r in settings.deny
+            if r.path is not None and any(r.names(t, (), "edit") for t in _EDIT_TOOLS)
+        )
         self.uses_shell_parser = any(
             r.bash is not None for r in (*settings.allow, *settings.deny, *settings.ask)
         )
@@ -199,12 +207,19 @@ class Policy:
     def denied(self, facts: Facts) -> Decision | None:
         """The deny rule that forbids the call, if any (an input the host rewrote)."""
         deny, _, _ = self._rules(facts)
-        if not deny:
-            return None
         if facts.name == "Bash":
             command = str(facts.tool_input.get("command", ""))
+            found = self._bash_reads_denied(command, facts.cwd) or self._bash_writes_denied(
+                command, None, facts.cwd
+            )
+            if found is not None:
+                return self._denied_by(facts, found[0], found[1])
+            if not deny:
+                return None
             rule, _ = bash_first_match(command, self._parse(command), deny, facts.cwd)
             return self._denied_by(facts, rule) if rule else None
+        if not deny:
+            return None
         if facts.file_access is not None or facts.name in PATH_TOOLS:
             for target in self._targets(facts):
                 rule = self._path_rule(deny, target, either=True) or self._same_file(deny, target)
@@ -228,7 +243,9 @@ class Policy:
             rule, unsure = bash_first_match(command, parsed, deny, facts.cwd)
             if rule is not None:
                 return self._denied_by(facts, rule)
-        denied = self._bash_reads_denied(command, facts.cwd)
+        denied = self._bash_reads_denied(command, facts.cwd) or self._bash_writes_denied(
+            command, parsed, facts.cwd
+        )
         if denied is not None:
             return self._denied_by(facts, denied[0], denied[1])
         if self.mode == "plan" and not facts.read_only:
@@ -442,11 +459,11 @@ class Policy:
 
     # --------------------------------------------------------------------------- helpers
 
-    def _bash_protected(self, command: str, parsed: ParsedCommand | None, cwd: str) -> str | None:
-        """Why a command line that visibly writes a control file needs approval: output
-        redirected into one, a command (not read-only) naming one as an operand
-        (``cp x .git/hooks/pre-commit``, ``sed -i ... .bashrc``, ``cd .git``), or
-        ``git config`` setting a value."""
+    def _bash_write_words(self, command: str, parsed: ParsedCommand | None) -> list[str] | str:
+        """The words of a line that may name a file it writes: output redirection targets,
+        and the operands (and ``--opt=`` values) of every command that is not read-only;
+        or why the line changes what runs next regardless (``git config`` setting a
+        value)."""
         from .readonly import is_read_only
 
         if parsed is None:
@@ -462,19 +479,60 @@ class Policy:
                 value = word.partition("=")[2] if word.startswith("-") or "=" in word else word
                 if value:
                     paths.append(value)
+        return paths
+
+    def _bash_write_targets(
+        self, command: str, parsed: ParsedCommand | None, cwd: str
+    ) -> list[_Target] | str:
         from .bash_syntax import shell_path
 
-        for given in paths:
+        words = self._bash_write_words(command, parsed)
+        if isinstance(words, str):
+            return words
+        targets = []
+        for given in words:
             try:
                 lexical = shell_path(given, cwd)
             except ValueError:
                 continue
             if lexical is None:
                 return f"{given} is only known when the command runs"
-            for path in (lexical, self._real(lexical)):
+            targets.append(_Target(given, lexical, self._real(lexical)))
+        return targets
+
+    def _bash_protected(self, command: str, parsed: ParsedCommand | None, cwd: str) -> str | None:
+        """Why a command line that visibly writes a control file needs approval: output
+        redirected into one, a command (not read-only) naming one as an operand
+        (``cp x .git/hooks/pre-commit``, ``sed -i ... .bashrc``, ``cd .git``), or
+        ``git config`` setting a value."""
+        targets = self._bash_write_targets(command, parsed, cwd)
+        if isinstance(targets, str):
+            return targets
+        for target in targets:
+            for path in (target.lexical, target.resolved):
                 why = path and protected(path, self.hook_files, ignore_case=self._ignore_case)
                 if why:
                     return why
+        return None
+
+    def _bash_writes_denied(
+        self, command: str, parsed: ParsedCommand | None, cwd: str
+    ) -> tuple[Rule, str] | None:
+        """The Edit/Write deny rule (and the path) a line visibly writes under: the rules
+        hold for ``echo x > config/a`` and ``sed -i`` as they do for the Edit tool. A path
+        only known when the line runs is left to the ask of the mode (and the sandbox's
+        read-only mounts, where there is one)."""
+        if not self.edit_deny:
+            return None
+        targets = self._bash_write_targets(command, parsed, cwd)
+        if isinstance(targets, str):
+            return None
+        for target in targets:
+            rule = self._path_rule(self.edit_deny, target, either=True) or self._same_file(
+                self.edit_deny, target
+            )
+            if rule is not None:
+                return rule, target.given
         return None
 
     def hidden_files(self, tool: str) -> HiddenFiles | None:

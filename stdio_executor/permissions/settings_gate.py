@@ -201,7 +201,9 @@ class SettingsGate(Gate):
             return None
         if any(self.policy.rules_for(name, spec.aliases, spec.file_access)):
             return None
-        if name == "Bash" and (self.sandbox is not None or self.policy.read_deny):
+        if name == "Bash" and (
+            self.sandbox is not None or self.policy.read_deny or self.policy.edit_deny
+        ):
             return None  # the sandbox's say; Read deny rules hold for Bash's readers
         mode = self.policy.mode
         if mode != "bypassPermissions":

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from daemon_harness import run_daemon, tool_use
 
+from stdio_executor.protocol import Drained
+
 SECRET = "s3cr3t-outside"
 DENIED = "s3cr3t-denied"
 
@@ -114,3 +116,38 @@ def test_read_deny_rules_hold_for_bash(ws: Path, spelling: str, mode: str) -> No
     assert "Read(" in str(result.content)  # the rule's denial, not the mode's ask
     assert DENIED not in str(result.content)
     assert not (ws / "copy.txt").exists()
+
+
+WRITES = {
+    "redirection": "echo x > config/a",
+    "append": "echo x >> ./config/a",
+    "cp": "cp in.txt config/a",
+    "sed-in-place": "sed -i s/orig/x/ config/a",
+    "tee": "echo x | tee config/a",
+    "rm": "rm config/a",
+    "new-file-below": "touch config/new",
+    "tilde-plus": "echo x > ~+/config/a",
+    "symlink": "echo x > cfglink/a",
+}
+
+
+@pytest.mark.parametrize("rule", ["Edit(./config/**)", "Write(./config/**)"])
+@pytest.mark.parametrize("spelling", sorted(WRITES))
+def test_edit_deny_rules_hold_for_what_bash_visibly_writes(
+    ws: Path, spelling: str, rule: str
+) -> None:
+    (ws / "config").mkdir()
+    (ws / "config" / "a").write_text("orig\n")
+    os.symlink("config", ws / "cfglink")
+    settings = json.dumps({"permissions": {"deny": [rule]}})
+    args = ("--settings", settings, "--permission-mode", "bypassPermissions", "--sandbox", "off")
+    with run_daemon(ws, *args) as d:
+        d.send(tool_use("w", WRITES[spelling]))
+        result = d.result("w")
+        d.send({"type": "drain"})  # a denied Bash call cancels the rest of its turn
+        d.wait_for(lambda e: isinstance(e, Drained))
+        d.send(tool_use("ok", "echo fine > elsewhere.txt"))
+        assert d.result("ok").meta.status == "success"  # other writes still run
+    assert result.meta.status == "denied", result.content
+    assert (ws / "config" / "a").read_text() == "orig\n"
+    assert not (ws / "config" / "new").exists()

@@ -461,3 +461,17 @@ def test_a_read_only_git_runs_no_program_its_repository_names(
         result = d.result("g")
         assert result.meta.status in ("success", "error"), result  # ran: it is read-only
     assert not marker.exists(), command
+
+
+def test_an_updated_bash_input_is_checked_against_read_deny_rules(tmp_path: Path) -> None:
+    """The host rewrote the command into one that reads a denied file: the Read rule holds
+    for it as it would have for the command first sent."""
+    settings = tmp_path / "team.json"
+    settings.write_text(json.dumps({"permissions": {"deny": ["Read(./.env)"]}}))
+    (tmp_path / ".env").write_text("API_KEY=hunter2\n")
+    with run_daemon(tmp_path, "--settings", str(settings), "--sandbox", "off") as d:
+        d.send(tool_use("one", "touch asked"))
+        answer(d, request_for(d, "one"), "allow", updated_input={"command": "cat .env"})
+        denied = d.result("one")
+    assert denied.meta.status == "denied" and "Read(./.env)" in str(denied.content)
+    assert "hunter2" not in str(denied.content)
