@@ -83,6 +83,7 @@ __all__ = [
     "ProcessRegistry",
     "read_until_exit",
     "spawn_group",
+    "start_child",
     "stop_group",
     "supervised",
     "watch_parent_death",
@@ -601,19 +602,11 @@ async def spawn_group(
     ``failure`` once it is gone (``wait``), and ``pid`` is 0 until the start is reported.
     Only for children whose output goes to fds of the caller's (no ``PIPE``).
     """
-    argv = list(argv)
-    # A dict given is not copied: ``_request`` only reads it, and copies what it keeps.
-    full_env = env if type(env) is dict else dict(os.environ if env is None else env)
-    if setup is not None:
-        argv = [*setup.argv_prefix, *argv]
-        if setup.env:
-            full_env = {**full_env, **setup.env}
     if not wait_started:
-        if subprocess.PIPE in (stdin, stdout, stderr):
-            raise ValueError("wait_started=False is for children without pipes of ours")
-        return _request(
-            registry, argv, stdin, stdout, stderr, cwd, full_env, setup, report_start=False
-        )[0]
+        return start_child(
+            registry, argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env, setup=setup
+        )
+    argv, full_env = _full(argv, env, setup)
     with anyio.CancelScope(shield=True):
         child, ends = _request(registry, argv, stdin, stdout, stderr, cwd, full_env, setup)
         await child._started.wait()
@@ -629,6 +622,43 @@ async def spawn_group(
         if ends[2] is not None:
             child.stderr = FdReceiveStream(ends[2])
     return child
+
+
+def start_child(
+    registry: ProcessRegistry,
+    argv: Sequence[str],
+    *,
+    stdin: _Fd = None,
+    stdout: _Fd = None,
+    stderr: _Fd = None,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    setup: ChildSetup | None = None,
+) -> Child:
+    """``spawn_group(..., wait_started=False)`` as a plain function: sends the request and
+    returns the handle, from synchronous code on the event loop's thread (a tool's
+    ``run_inline``). A failure to start shows as the handle's ``failure`` once it is gone.
+    Only for children whose output goes to fds of the caller's (no ``PIPE``)."""
+    if subprocess.PIPE in (stdin, stdout, stderr):
+        raise ValueError("wait_started=False is for children without pipes of ours")
+    argv, full_env = _full(argv, env, setup)
+    return _request(
+        registry, list(argv), stdin, stdout, stderr, cwd, full_env, setup, report_start=False
+    )[0]
+
+
+def _full(
+    argv: Sequence[str], env: Mapping[str, str] | None, setup: ChildSetup | None
+) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment with the plan's additions."""
+    argv = list(argv)
+    # A dict given is not copied: ``_request`` only reads it, and copies what it keeps.
+    full_env = env if type(env) is dict else dict(os.environ if env is None else env)
+    if setup is not None:
+        argv = [*setup.argv_prefix, *argv]
+        if setup.env:
+            full_env = {**full_env, **setup.env}
+    return argv, full_env
 
 
 def _request(

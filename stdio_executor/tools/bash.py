@@ -30,7 +30,7 @@ import msgspec
 
 from ..permissions.bash_syntax import CommandInfo, analyze
 from ..permissions.readonly import harden_git
-from ..processes import Child, ChildSetup, read_until_exit, spawn_group, stop_group, supervised
+from ..processes import Child, ChildSetup, read_until_exit, start_child, stop_group, supervised
 from ..sandbox.plan import Spawn
 from .base import Tool, ToolContext, ToolOutcome
 from .files.results import input_error
@@ -73,6 +73,22 @@ class _Call(msgspec.Struct, frozen=True):
     info: CommandInfo
     disable_sandbox: bool = False  # dangerouslyDisableSandbox: the gate asked first
     description: str = ""
+
+
+class _Begun(msgspec.Struct):
+    """A foreground call whose shell is started (``BashTool._begin``), for ``_finish``."""
+
+    process: Child
+    read_fd: int
+    spawn: Spawn | None
+    sink: OutputSink
+    cwd: str
+    note: str
+    cwd_file: str | None
+    started: float  # loop time: the timeout counts from here
+
+
+_BEGUN = "bash.begun"  # its key in ToolContext.extra, from ``run_inline`` to ``run``
 
 
 # Linux passes one argument of at most 32 pages (MAX_ARG_STRLEN), NUL included, and the
@@ -118,6 +134,25 @@ class BashTool(Tool):
         command = raw.get("command", "")
         return command if isinstance(command, str) else str(command)
 
+    def run_inline(self, value: Any, ctx: ToolContext) -> ToolOutcome | None:
+        """Starts the command now, while the runtime is still admitting the calls that came
+        with this one (its task runs only after the last of them is admitted): the shell
+        is started here and the task takes the call over (``run``). ``None`` when started
+        or left to the task; an error outcome when it cannot start."""
+        call: _Call = value
+        if call.background or ctx.confine is not None:
+            return None
+        spawn = _route(call, ctx)
+        if isinstance(spawn, _NeedsPrepare):
+            return None  # the sandbox is built in a thread first: the task does it
+        if isinstance(spawn, ToolOutcome):
+            return spawn
+        begun = self._begin(call, ctx, spawn)
+        if isinstance(begun, ToolOutcome):
+            return begun
+        ctx.extra[_BEGUN] = begun
+        return None
+
     async def run(self, value: Any, ctx: ToolContext) -> ToolOutcome:
         call: _Call = value
         if call.background:
@@ -125,18 +160,37 @@ class BashTool(Tool):
             if isinstance(spawn, ToolOutcome):
                 return spawn
             return await self._start_background(call, ctx, spawn)
+        begun = ctx.extra.pop(_BEGUN, None)
+        if begun is None:
+            # The sink first: a call cancelled while the sandbox is built reports its
+            # (empty) output as one cancelled after its start does.
+            sink = self._sink(ctx)
+            spawn = await _sandboxing(call, ctx)
+            if isinstance(spawn, ToolOutcome):
+                sink.close()
+                return spawn
+            begun = self._begin(call, ctx, spawn, sink)
+            if isinstance(begun, ToolOutcome):
+                return begun
+        return await self._finish(call, ctx, begun)
+
+    def _sink(self, ctx: ToolContext) -> OutputSink:
+        sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
+        ctx.sink = sink
+        return sink
+
+    def _begin(
+        self, call: _Call, ctx: ToolContext, spawn: Spawn | None, sink: OutputSink | None = None
+    ) -> _Begun | ToolOutcome:
+        """Start the shell, without an await (``run_inline`` calls it too)."""
         cwd, note = ctx.cwd, ""
-        if not os.path.isdir(cwd):  # noqa: ASYNC240 - one stat, no await needed
+        if not os.path.isdir(cwd):
             # The session's directory was deleted (`rmdir` of where we `cd`'d): fall back to
             # the workspace, as Claude Code does, instead of failing every later call.
             cwd = ctx.session.workspace
             note = f"(The working directory {ctx.cwd} no longer exists; ran in {cwd}.)\n"
-        sink = OutputSink(self.spec.max_result_bytes, ctx.session.spill_path(ctx.tool_use_id))
-        ctx.sink = sink
-        spawn = await _sandboxing(call, ctx)
-        if isinstance(spawn, ToolOutcome):
-            sink.close()
-            return spawn
+        if sink is None:
+            sink = self._sink(ctx)
         cwd_file: str | None = None
         argv = ["/bin/bash", "-c", call.command]
         if _may_change_directory(call.command):
@@ -146,41 +200,48 @@ class BashTool(Tool):
             cwd_file = ctx.session.spill_path(ctx.tool_use_id, ".cwd", where)
             argv = ["/bin/bash", "-c", _WRAPPER, "bash", cwd_file, call.command]
         read_fd, write_fd = _output_pipe()
-        registry = ctx.session.processes
         try:
-            process = await spawn_group(
-                registry,
+            # A failure to start is seen once the call is gone (``_finish``).
+            process = start_child(
+                ctx.session.processes,
                 _argv(spawn, argv),
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
-                wait_started=False,  # a failure to start is seen below, once it is gone
                 **_spawn_kwargs(spawn, ctx, read_only=call.info.read_only),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             os.close(read_fd)
             _release(spawn, ctx)
+            sink.close()
             return ToolOutcome(f"Could not start bash in {cwd}: {exc}", is_error=True)
         finally:
             os.close(write_fd)  # the shell has its copy: EOF once its group closes it
+        return _Begun(process, read_fd, spawn, sink, cwd, note, cwd_file, anyio.current_time())
+
+    async def _finish(self, call: _Call, ctx: ToolContext, begun: _Begun) -> ToolOutcome:
+        """Read the started shell's output until it is gone (or the timeout), then the
+        result."""
+        process, sink, cwd, note = begun.process, begun.sink, begun.cwd, begun.note
+        registry = ctx.session.processes
         timed_out = False
         try:
             # Cancelled (interrupt, discard, sibling error, shutdown): the group goes.
             async with supervised(process, registry):
-                deadline = anyio.current_time() + call.timeout_ms / 1000
-                timed_out = await _pump(process, read_fd, sink, ctx, deadline)
+                deadline = begun.started + call.timeout_ms / 1000
+                timed_out = await _pump(process, begun.read_fd, sink, ctx, deadline)
                 if timed_out:
                     await stop_group(process)
         finally:
-            os.close(read_fd)
-            _release(spawn, ctx)
+            os.close(begun.read_fd)
+            _release(begun.spawn, ctx)
         if process.failure is not None:
             sink.close()
             return ToolOutcome(f"Could not start bash in {cwd}: {process.failure}", is_error=True)
         out = sink.collect()  # before close: collect flushes the spill file
         sink.close()
-        new_cwd = _read_cwd(cwd_file) if cwd_file is not None else None
+        new_cwd = _read_cwd(begun.cwd_file) if begun.cwd_file is not None else None
         code = _exit_code(process.returncode)
         text = out.text.rstrip("\n")
         extra: dict[str, Any] = {
@@ -240,7 +301,14 @@ def _may_change_directory(command: str) -> bool:
 _UNQUOTE = str.maketrans("", "", "\"'\\")
 
 
-async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | None:
+class _NeedsPrepare:
+    """The session's sandbox is not built yet (``Sandbox.prepare``, in a thread)."""
+
+
+_NEEDS_PREPARE = _NeedsPrepare()
+
+
+def _route(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | _NeedsPrepare | None:
     """How this call runs in the session's sandbox (None: outside it: no sandbox, an
     excluded command, or dangerouslyDisableSandbox after the gate's ask); an error outcome
     when the sandbox cannot be had, never an unprotected run."""
@@ -258,11 +326,23 @@ async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | No
     if route != "sandboxed":
         return None
     if not sandbox.ready:
+        return _NEEDS_PREPARE
+    return sandbox.spawn()
+
+
+async def _sandboxing(call: _Call, ctx: ToolContext) -> Spawn | ToolOutcome | None:
+    """``_route``, with the sandbox built first (in a thread) if it is not yet."""
+    spawn = _route(call, ctx)
+    if isinstance(spawn, _NeedsPrepare):
+        sandbox = ctx.session.sandbox
+        assert sandbox is not None
         try:
             await anyio.to_thread.run_sync(sandbox.prepare)
         except OSError as exc:
             return ToolOutcome(f"Not run: {exc}", is_error=True)
-    return sandbox.spawn()
+        spawn = _route(call, ctx)
+        assert not isinstance(spawn, _NeedsPrepare)
+    return spawn
 
 
 def _spawn_kwargs(

@@ -294,6 +294,40 @@ def _alive(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] not in "ZX"
 
 
+# ------------------------------------------- started while its line is read, cut at once
+
+
+@pytest.mark.parametrize("command", ["interrupt", "discard"])
+def test_a_call_started_while_admitted_and_cancelled_in_the_same_read_leaves_nothing(
+    tmp_path: Path, command: str
+) -> None:
+    """Bash starts its shell while its line is admitted (``run_inline``), before its task
+    runs. An interrupt (or discard) in the same read cancels the call before that task
+    has run: the task still takes the started shell over and stops it, and nothing the
+    shell started survives."""
+    with run_daemon(tmp_path) as d:
+        # A first call, so that the sandbox is built (a call finding it unbuilt is left
+        # to its task, which builds it in a thread), and its turn ends.
+        d.send(tool_use("first", "true"))
+        d.wait_for(is_result("first"), timeout=15)
+        d.send({"type": "drain"})
+        add = msgspec.json.encode(tool_use("run", SPAWN + "; sleep 30")) + b"\n"
+        d.send_bytes(add + msgspec.json.encode({"type": command}) + b"\n")
+        if command == "discard":
+            d.wait_for(lambda e: isinstance(e, Discarded), timeout=15)
+        else:
+            result = d.wait_for(is_result("run"), timeout=15)
+            assert isinstance(result, ToolResult) and result.meta.status == "interrupted"
+        assert wait_until(lambda: not escapees(d.mark), timeout=SETTLE_S), (
+            f"survived the call ({command}): {describe(escapees(d.mark))}"
+        )
+        if command == "interrupt":
+            d.send({"type": "drain"})  # the interrupted turn ends; the next is a new turn
+        d.send(tool_use("next", "echo still here"))
+        following = d.wait_for(is_result("next"), timeout=15)
+        assert isinstance(following, ToolResult) and following.content == "still here"
+
+
 # ------------------------------------------------------------ the spawner dies alone
 
 

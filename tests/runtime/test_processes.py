@@ -244,3 +244,31 @@ async def test_a_helper_the_spawner_lets_go_of_exits_once_its_calls_are_gone(
     await _until(lambda: len(_helpers(registry)) == 4)
     assert len(set(first) - set(_helpers(registry))) == 1
     assert (await run(registry, "umask", setups[0])).strip() == "0027"
+
+
+@needs_root
+async def test_a_signal_for_a_call_sent_straight_to_a_helper_reaches_it(
+    registry: ProcessRegistry,
+) -> None:
+    """The signal goes to the helper the call was sent to (the spawner does not know the
+    call): a command trapping SIGTERM runs its trap and exits with its code."""
+    assert (await run(registry, "umask", SHARED)).strip() == "0027"  # makes the helper
+    read_fd, write_fd = os.pipe()
+    try:
+        process = await spawn_group(
+            registry,
+            ["/bin/bash", "-c", "trap 'echo trapped; exit 7' TERM; echo ready; sleep 30 & wait"],
+            setup=SHARED,
+            stdin=subprocess.DEVNULL,
+            stdout=write_fd,
+            stderr=subprocess.STDOUT,
+        )
+    finally:
+        os.close(write_fd)
+    assert process._direct is not None
+    with os.fdopen(read_fd, "rb") as out:
+        assert out.readline() == b"ready\n"  # the trap is set
+        process.terminate()
+        with anyio.fail_after(10):
+            assert await process.wait() == 7
+        assert out.read() == b"trapped\n"
