@@ -23,9 +23,11 @@ SIGKILLs whatever is left in its namespace. A call with a ``pre_exec`` (the sand
 started by a *helper* that ran it once for every call with the same ``share_key``
 (``_helper_main``), or, when it has none or we are not root, by a ``clone(2)`` of us into
 the new namespaces that runs it and ``exec``s the command (``_exec``): again the command
-is pid 1. Without namespaces (unprivileged with user namespaces off; not Linux) a Python
-*init* (``Spawner._init``), a child subreaper, starts the command and SIGKILLs every
-descendant before it exits.
+is pid 1. A clone's working directory is opened by us before it exists and entered with
+``fchdir``, so a path only our user namespace may resolve works in the call's new one (the
+daemon's ``/proc/PID/fd/N``: Grep's checked directory). Without namespaces (unprivileged
+with user namespaces off; not Linux) a Python *init* (``Spawner._init``), a child
+subreaper, starts the command and SIGKILLs every descendant before it exits.
 
 Numbering: in our own namespace, pids from ``clone``/``waitpid`` are ours; ``/proc`` (the
 daemon's) numbers them as the daemon does. The daemon is told the latter (``_host``).
@@ -297,16 +299,24 @@ class Spawner:
         if self.own_pidns >= 0 and pre_exec is None and not extra_flags:
             self._spawn_in_place(call_id, argv, cwd, env, fds, report_start)
             return
+        cwd_fd = -1
         try:
+            if cwd:
+                # Opened here, before the call's namespaces exist, and entered with fchdir
+                # in the child: a path only our user namespace may resolve (the daemon's
+                # ``/proc/PID/fd/N``: Grep's checked directory) works in a new one too.
+                cwd_fd = os.open(cwd, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
             err_r, err_w = os.pipe()
             go_r, go_w = os.pipe() if flags & CLONE_NEWUSER else (-1, -1)
             pid = _clone(flags)
         except OSError as exc:
             for fd in fds:
                 os.close(fd)
+            if cwd_fd >= 0:
+                os.close(cwd_fd)
             _send(
                 self._reply(call_id, done=True),
-                ("failed", call_id, exc.errno or 1, exc.strerror or str(exc)),
+                ("failed", call_id, exc.errno or 1, _describe(exc)),
             )
             return
         if pid == 0:
@@ -319,11 +329,13 @@ class Spawner:
                     os.read(go_r, 1)
                     os.close(go_r)
                 if flags & CLONE_NEWPID:
-                    _exec(self.host_pid, argv, cwd, env, pre_exec, args, fds, err_w)
+                    _exec(self.host_pid, argv, cwd_fd, env, pre_exec, args, fds, err_w)
                 else:
-                    self._init(call_id, argv, cwd, env, flags, pre_exec, args, fds, err_w)
+                    self._init(call_id, argv, cwd_fd, env, flags, pre_exec, args, fds, err_w)
             finally:
                 os._exit(127)
+        if cwd_fd >= 0:
+            os.close(cwd_fd)
         os.close(err_w)
         for fd in fds:
             os.close(fd)
@@ -564,7 +576,7 @@ class Spawner:
         self,
         call_id: int,
         argv: list[str],
-        cwd: str | None,
+        cwd_fd: int,
         env: dict[str, str],
         flags: int,
         pre_exec: Callable[..., None] | None,
@@ -595,8 +607,8 @@ class Spawner:
             os.setsid()
             if not in_pidns:
                 _prctl(PR_SET_CHILD_SUBREAPER, 1)
-            if cwd:
-                os.chdir(cwd)
+            if cwd_fd >= 0:
+                os.fchdir(cwd_fd)
             if pre_exec is not None:
                 pre_exec(*args)
             # vfork-based: a fork of even this small interpreter costs several times more.
@@ -936,7 +948,7 @@ def _report(err_w: int, exc: BaseException) -> None:
 def _exec(
     spawner: int,
     argv: list[str],
-    cwd: str | None,
+    cwd_fd: int,
     env: dict[str, str],
     pre_exec: Callable[..., None] | None,
     args: tuple[Any, ...],
@@ -953,8 +965,8 @@ def _exec(
         if _linux and _ppid_outside() != spawner:
             return  # the spawner died before the line above: nobody wants this call
         os.setsid()  # a session and group of its own: the group id is its pid
-        if cwd:
-            os.chdir(cwd)
+        if cwd_fd >= 0:
+            os.fchdir(cwd_fd)
         if pre_exec is not None:
             pre_exec(*args)
         path = _which(argv[0], env)

@@ -249,3 +249,21 @@ def test_grep_of_a_subdirectory_keeps_the_repository_ignore_files(ws: Path, outs
         assert found.content == f"Found 1 file\n{ws}/sub/kept.txt", found
         none = grep(d, "n", ws / "sub", pattern="nowhere-at-all")
         assert status(none) == (False, "success") and none.content == "No files found", none
+
+
+@pytest.mark.parametrize("containment", ["subreaper", "userns"])
+def test_grep_reaches_the_checked_directory_and_file_under_every_containment(
+    ws: Path, outside: Path, monkeypatch: pytest.MonkeyPatch, containment: str
+) -> None:
+    """In a user namespace of its own (an unprivileged daemon's calls) ripgrep may not follow
+    the daemon's ``/proc`` links: the spawner enters the directory for it, and a file comes
+    as its standard input."""
+    monkeypatch.setenv("STDIO_EXECUTOR_CONTAINMENT", containment)
+    (ws / "sub" / "out").symlink_to(outside)
+    with run_daemon(ws, *BYPASS) as d:
+        found = grep(d, "dir", ws / "sub", pattern="x", output_mode="content")
+        assert found.content == f"{ws}/sub/x.txt:1:x", found
+        counted = grep(d, "file", ws / "sub" / "x.txt", pattern="x", output_mode="count")
+        assert str(counted.content).startswith(f"{ws}/sub/x.txt:1\n"), counted
+        listed = grep(d, "all", ws, pattern=".")
+        assert not listed.is_error and not leaked(listed), listed

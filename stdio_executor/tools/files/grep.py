@@ -11,9 +11,10 @@ swapped in after the permission check leads to a denial). ripgrep never gets the
 directory is searched as ``.`` by a ripgrep started in it through the descriptor
 (``/proc/PID/fd/N`` as its working directory), under the Landlock domain of
 ``rg_sandbox`` where the kernel has one (no read outside that directory, even through a
-subdirectory swapped mid-walk); a file is given as ``/proc/PID/fd/N``, which opens the very
-inode checked. The paths ripgrep prints (``./x``, the ``/proc`` name) are mapped back to
-the absolute paths the model sees (``_renamer``): the output is what it was.
+subdirectory swapped mid-walk); a regular file is ripgrep's standard input, the checked
+inode reopened for reading (a FIFO or device is given as ``/proc/PID/fd/N``). The paths
+ripgrep prints (``./x``, ``<stdin>``) are mapped back to the absolute paths the model sees
+(``_renamer``): the output is what it was.
 Deny rules (``session.hidden``, built by the permission gate): ripgrep is told to skip the
 names it can match itself, and every result line is checked by path and file identity, so
 no line or name of a denied file comes back, even through a hard link or symlink.
@@ -146,6 +147,8 @@ class GrepTool(Tool):
         cwd: str | None = None
         setup = None
         searched = target
+        stdin = subprocess.DEVNULL
+        printed = b""  # the name ripgrep prints for a single file searched
         if through is None:
             pass  # no /proc: the path as checked, the best left
         elif stat.S_ISDIR(os.fstat(fd).st_mode):
@@ -156,16 +159,23 @@ class GrepTool(Tool):
             real = fd_path(fd)
             if real is not None:
                 setup = await rg_sandbox.setup(registry, rg, real)
+        elif stat.S_ISREG(os.fstat(fd).st_mode):
+            # A file: ripgrep's standard input, our descriptor reopened for reading through
+            # our own /proc (the very inode that was checked, no path walked again).
+            stdin = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY)
+            searched, printed = "-", b"<stdin>"
         else:
-            # A file: opened through the descriptor, the very inode that was checked.
-            searched = through
-            if call.mode != "content":  # content from one file names no file
-                collector.rename = _renamer(os.fsencode(through), target)
+            # A FIFO or a device: opened by ripgrep itself (a FIFO blocks until written),
+            # through our descriptor's /proc name. A child in a user namespace of its own
+            # may not follow it: then ripgrep fails to open it (docs/permissions.md).
+            searched, printed = through, os.fsencode(through)
+        if printed and call.mode != "content":  # content from one file names no file
+            collector.rename = _renamer(printed, target)
         try:
             process = await spawn_group(
                 registry,
                 _command(rg, call, searched, hidden),
-                stdin=subprocess.DEVNULL,
+                stdin=stdin,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
@@ -173,6 +183,9 @@ class GrepTool(Tool):
             )
         except OSError as exc:
             return tool_error(f"Could not start ripgrep: {exc}")
+        finally:
+            if stdin != subprocess.DEVNULL:
+                os.close(stdin)  # the child has its own copy
         errors = bytearray()
         stopped = False
         async with supervised(process, registry), anyio.create_task_group() as tg:
