@@ -236,6 +236,8 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
         name = program.rpartition("/")[2]
         if name in _NO_FILE_OPERANDS or (programs is not None and name not in programs):
             continue
+        if programs is not None and name == "git" and not _is_read_only(words):
+            continue  # git reads contents only in its read-only commands (git rm --cached)
         follows = _FOLLOWS.get(name, ())
         pattern_given = False
         # The working directory: where a program with no operand reads or walks.

@@ -878,10 +878,49 @@ def is_read_only(argv: Sequence[str]) -> bool:
     return check is not None and check(argv[1:])
 
 
-# Programs that read the files their operands name: the read-only ones, and a few common
-# ones that also write or run things. Read deny rules are checked against their operands.
-READERS = frozenset(_COMMANDS) | frozenset(
-    {"less", "more", "xxd", "base64", "awk", "gawk", "mawk", "sed", "cp", "paste", "join"}
+# Programs that show (or copy) the contents of the files their operands name: Read deny
+# rules are checked against their operands. Not the ones that list names or metadata only
+# (ls, find, stat, du, tree, test): `ls secrets/` and `find . -name .env` still run. git
+# counts only as a read-only command (`git diff .env`, `git show HEAD:.env` ...), so that
+# `git rm --cached .env` is not refused.
+READERS = frozenset(
+    {
+        "awk",
+        "base64",
+        "cat",
+        "cmp",
+        "column",
+        "cp",
+        "cut",
+        "diff",
+        "egrep",
+        "fgrep",
+        "file",
+        "fold",
+        "gawk",
+        "git",
+        "grep",
+        "head",
+        "hexdump",
+        "join",
+        "jq",
+        "less",
+        "mawk",
+        "more",
+        "nl",
+        "od",
+        "paste",
+        "rev",
+        "rg",
+        "sed",
+        "sort",
+        "strings",
+        "tac",
+        "tail",
+        "uniq",
+        "wc",
+        "xxd",
+    }
 )
 
 

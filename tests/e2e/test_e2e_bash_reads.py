@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -151,3 +152,27 @@ def test_edit_deny_rules_hold_for_what_bash_visibly_writes(
     assert result.meta.status == "denied", result.content
     assert (ws / "config" / "a").read_text() == "orig\n"
     assert not (ws / "config" / "new").exists()
+
+
+NOT_READS = [
+    "ls -la secrets",
+    "find . -name .env",
+    "stat .env",
+    "test -f .env && echo present",
+    "git rm -q --cached --ignore-unmatch .env",
+]
+
+
+@pytest.mark.parametrize("command", NOT_READS)
+def test_listing_a_denied_file_is_not_reading_it(ws: Path, command: str) -> None:
+    """Read rules keep contents from Bash's readers; a listing of names or metadata runs
+    (the Glob tool hides denied names, Bash's `ls` is not filtered), and untracking a
+    secret (`git rm --cached`) is not refused."""
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)  # for `git rm`
+    settings = json.dumps({"permissions": {"deny": ["Read(./.env)", "Read(./secrets/**)"]}})
+    args = ("--settings", settings, "--permission-mode", "bypassPermissions", "--sandbox", "off")
+    with run_daemon(ws, *args) as d:
+        d.send(tool_use("r", command))
+        result = d.result("r")
+    assert result.meta.status == "success", result.content
+    assert DENIED not in str(result.content)
