@@ -253,6 +253,9 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
                 if target.startswith("<"):
                     operands.append(_Word(target[1:], word.quoted, None))
                 continue
+            if name == "dd" and text.startswith("if="):
+                operands.append(_Word(text[3:], word.quoted, word.dynamic_at, word.parameter))
+                continue
             if ended or not text.startswith("-") or text == "-" or word.quoted:
                 operands.append(word)
                 continue

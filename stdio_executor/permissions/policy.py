@@ -342,8 +342,9 @@ class Policy:
         if not rules:
             return None
         from .readonly import READERS
+        from .wrappers import WRAPPER_NAMES
 
-        found = self._read_targets(command, cwd, READERS)
+        found = self._read_targets(command, cwd, READERS | WRAPPER_NAMES)
         if found is None:
             return None
         for target in found[0]:

@@ -878,20 +878,23 @@ def is_read_only(argv: Sequence[str]) -> bool:
     return check is not None and check(argv[1:])
 
 
-# Programs that show (or copy) the contents of the files their operands name: Read deny
-# rules are checked against their operands. Not the ones that list names or metadata only
-# (ls, find, stat, du, tree, test): `ls secrets/` and `find . -name .env` still run. git
-# counts only as a read-only command (`git diff .env`, `git show HEAD:.env` ...), so that
-# `git rm --cached .env` is not refused.
+# Programs that show, copy or move away the contents of the files their operands name:
+# Read deny rules are checked against their operands (a wrapper's too: `env cat .env`).
+# Not the ones that list names or metadata only (ls, find, stat, du, tree, test):
+# `ls secrets/` and `find . -name .env` still run. git counts only in its read-only
+# commands (`git diff .env`, `git show HEAD:.env` ...): `git rm --cached .env` runs.
 READERS = frozenset(
     {
         "awk",
         "base64",
+        "bzcat",
+        "bzip2",
         "cat",
         "cmp",
         "column",
         "cp",
         "cut",
+        "dd",
         "diff",
         "egrep",
         "fgrep",
@@ -900,6 +903,7 @@ READERS = frozenset(
         "gawk",
         "git",
         "grep",
+        "gzip",
         "head",
         "hexdump",
         "join",
@@ -907,19 +911,28 @@ READERS = frozenset(
         "less",
         "mawk",
         "more",
+        "mv",
         "nl",
         "od",
         "paste",
         "rev",
         "rg",
+        "rsync",
+        "scp",
         "sed",
         "sort",
         "strings",
         "tac",
         "tail",
+        "tar",
         "uniq",
         "wc",
         "xxd",
+        "xz",
+        "xzcat",
+        "zcat",
+        "zip",
+        "zless",
     }
 )
 

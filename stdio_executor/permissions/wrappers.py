@@ -28,7 +28,7 @@ import msgspec
 
 from .shell import Word
 
-__all__ = ["UNKNOWN", "Runs", "handled", "program_name", "runs"]
+__all__ = ["UNKNOWN", "WRAPPER_NAMES", "Runs", "handled", "program_name", "runs"]
 
 
 class _Unknown:
@@ -254,6 +254,8 @@ _WRAPPERS: dict[str, _Wrapper] = {
 # The forms in which these read a value: `-n5` or `-n 5`.
 # Programs whose commands come from stdin or a file, never from their arguments; the value
 # is the set of argument lists that only list or remove jobs.
+# Programs that run a command given in their operands (`env cat .env`, `timeout 5 cat .env`).
+WRAPPER_NAMES = frozenset(_WRAPPERS)
 _SCHEDULERS: dict[str, frozenset[str]] = {
     "at": frozenset({"-l", "-d", "-r", "-V"}),
     "batch": frozenset({"-V"}),

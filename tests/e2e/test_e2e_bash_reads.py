@@ -102,6 +102,13 @@ DENIED_READS = {
     "not-read-only-line": "cat .env > copy.txt",
     "other-reader": "sed -n p secrets/key.txt",
     "tilde-plus": "cat ~+/.env",
+    "wrapper-env": "env cat .env",
+    "wrapper-timeout": "timeout 5 cat .env",
+    "wrapper-xargs": "echo .env | xargs cat .env",
+    "rename-away": "mv .env notes.txt && cat notes.txt",
+    "archive": "tar cf - .env | tar xOf -",
+    "dd": "dd if=.env status=none",
+    "compress": "gzip -c .env | zcat",
 }
 
 
