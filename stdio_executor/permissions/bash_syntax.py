@@ -204,6 +204,8 @@ _PATTERN_FIRST = {
     "rg": ("-e", "-f", "--regexp", "--file"),
     "jq": ("-f", "--from-file"),
 }
+# Programs whose last operand is where they write (unless -t names it): not a file read.
+_COPIERS = frozenset({"cp", "mv", "rsync", "scp", "install", "ln"})
 # Options that make a walk follow symbolic links (into anything they point at).
 _FOLLOWS = {
     "grep": ("R", "--dereference-recursive"),
@@ -242,7 +244,7 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
         pattern_given = False
         # The working directory: where a program with no operand reads or walks.
         operands: list[_Word] = [_Word(".")]
-        ended = skip = False
+        ended = skip = targeted = False
         for word in words[1:]:
             text = word.text
             if skip:  # the pattern of -e PATTERN
@@ -264,6 +266,8 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
                 continue
             flag, eq, value = text.partition("=")
             letters = "" if flag.startswith("--") else flag[1:]  # a bundle: -rf FILE
+            if name in _COPIERS and (flag == "--target-directory" or "t" in letters):
+                targeted = True  # -t DIR: every operand is a source
             given = _PATTERN_FIRST.get(name, ())
             if flag in given or any(len(f) == 2 and f[1] in letters for f in given):
                 pattern_given = True
@@ -280,6 +284,8 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
                 operands.append(_Word(flag[flag.index("/") :], False, None))
         if name in _PATTERN_FIRST and not pattern_given and len(operands) > 1:
             del operands[1]
+        if name in _COPIERS and len(operands) > 2 and not targeted:
+            del operands[-1]  # the destination: written, not read (`cp .env.example .env`)
         for word in operands:
             if word.dynamic_at is None:
                 paths.append(word.text)
