@@ -223,6 +223,10 @@ class Spawner:
             return self.replies.pop(call_id, self.sock)
         return self.replies.get(call_id, self.sock)
 
+    def _failed(self, call_id: int, exc: OSError) -> None:
+        """Report a call that could not start (its last report)."""
+        _send(self._reply(call_id, done=True), ("failed", call_id, exc.errno or 1, _describe(exc)))
+
     @property
     def direct(self) -> bool:
         """Whether the command is itself pid 1 of its namespace (no init of ours)."""
@@ -314,10 +318,7 @@ class Spawner:
                 os.close(fd)
             if cwd_fd >= 0:
                 os.close(cwd_fd)
-            _send(
-                self._reply(call_id, done=True),
-                ("failed", call_id, exc.errno or 1, _describe(exc)),
-            )
+            self._failed(call_id, exc)
             return
         if pid == 0:
             try:
@@ -385,9 +386,7 @@ class Spawner:
                 helper.env_version = self.env_version
             _send_raw(helper.sock, raw, fds)
         except OSError as exc:
-            _send(
-                self._reply(call_id, done=True), ("failed", call_id, exc.errno or 1, _describe(exc))
-            )
+            self._failed(call_id, exc)
             return
         finally:
             for fd in fds:
@@ -531,9 +530,7 @@ class Spawner:
         except OSError as exc:
             if pid:
                 os.kill(pid, signal.SIGKILL)  # reaped by ``reap``, reported as failed
-            _send(
-                self._reply(call_id, done=True), ("failed", call_id, exc.errno or 1, _describe(exc))
-            )
+            self._failed(call_id, exc)
             return
         finally:
             for fd in fds:

@@ -165,7 +165,7 @@ class Child:
 
     @property
     def failure(self) -> OSError | None:
-        """Why it could not be started (``spawn_group(..., wait_started=False)``)."""
+        """Why it could not be started (``start_child``)."""
         return self._failure
 
     @property
@@ -584,7 +584,6 @@ async def spawn_group(
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
     setup: ChildSetup | None = None,
-    wait_started: bool = True,
 ) -> Child:
     """Start a contained child (module docstring) and return its handle.
 
@@ -597,15 +596,9 @@ async def spawn_group(
     Shielded: a cancel landing mid-spawn would leave a started child without a handle.
     The cancel takes effect at the caller's next await instead, inside ``supervised``.
 
-    With ``wait_started=False`` it returns as soon as the request is sent (no await, one
-    loop wake-up less per call): a failure to start then shows as the handle's
-    ``failure`` once it is gone (``wait``), and ``pid`` is 0 until the start is reported.
-    Only for children whose output goes to fds of the caller's (no ``PIPE``).
+    ``start_child`` returns as soon as the request is sent instead (for children whose
+    output goes to fds of the caller's).
     """
-    if not wait_started:
-        return start_child(
-            registry, argv, stdin=stdin, stdout=stdout, stderr=stderr, cwd=cwd, env=env, setup=setup
-        )
     argv, full_env = _full(argv, env, setup)
     with anyio.CancelScope(shield=True):
         child, ends = _request(registry, argv, stdin, stdout, stderr, cwd, full_env, setup)
@@ -635,12 +628,13 @@ def start_child(
     env: Mapping[str, str] | None = None,
     setup: ChildSetup | None = None,
 ) -> Child:
-    """``spawn_group(..., wait_started=False)`` as a plain function: sends the request and
-    returns the handle, from synchronous code on the event loop's thread (a tool's
-    ``run_inline``). A failure to start shows as the handle's ``failure`` once it is gone.
-    Only for children whose output goes to fds of the caller's (no ``PIPE``)."""
+    """Send the request and return the handle at once (no await, one loop wake-up less
+    per call), also from synchronous code on the event loop's thread (a tool's
+    ``run_inline``). A failure to start shows as the handle's ``failure`` once it is gone
+    (``wait``), and ``pid`` is 0 until the start is reported. Only for children whose
+    output goes to fds of the caller's (no ``PIPE``)."""
     if subprocess.PIPE in (stdin, stdout, stderr):
-        raise ValueError("wait_started=False is for children without pipes of ours")
+        raise ValueError("start_child is for children without pipes of ours")
     argv, full_env = _full(argv, env, setup)
     return _request(
         registry, list(argv), stdin, stdout, stderr, cwd, full_env, setup, report_start=False
