@@ -22,16 +22,22 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from .readonly import is_read_only
+
+if TYPE_CHECKING:
+    from .shell import SimpleCommand
 
 __all__ = [
     "CommandInfo",
     "ReadOperands",
     "analyze",
     "read_operands",
+    "read_operands_parsed",
     "shell_path",
     "split_quoted_words",
     "split_simple_commands",
@@ -163,6 +169,8 @@ class ReadOperands(msgspec.Struct, frozen=True):
     # Why the files read cannot be known before the line runs (a parameter expansion where
     # a path could be, a walk that follows symlinks), or None.
     unknown: str | None = None
+    # A file operand (or shell code) only known when the line runs: ``cat $f``, ``eval "$c"``.
+    dynamic: bool = False
 
 
 # Programs that read or list no file named by an operand (``test -e`` reveals existence
@@ -204,6 +212,8 @@ _PATTERN_FIRST = {
     "rg": ("-e", "-f", "--regexp", "--file"),
     "jq": ("-f", "--from-file"),
 }
+# Shells whose -c operand is code (its commands' files are looked at too).
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "busybox"})
 # Programs whose last operand is where they write (unless -t names it): not a file read.
 _COPIERS = frozenset({"cp", "mv", "rsync", "scp", "install", "ln"})
 # Options that make a walk follow symbolic links (into anything they point at).
@@ -229,12 +239,44 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
         tokens = _lex(command)
     except _Unsupported:
         return None
-    commands, _ = _split(tokens)
+    return _operands(_split(tokens)[0], programs)
+
+
+def read_operands_parsed(
+    commands: Sequence[SimpleCommand], programs: frozenset[str] | None
+) -> ReadOperands:
+    """``read_operands`` for a line this lexer cannot read (``$(...)``, a heredoc), from
+    the shell parser's simple commands (those inside substitutions included). A word only
+    known when the line runs counts as a parameter expansion; input redirections are not
+    seen (the parser reports output targets only)."""
+    lines = [
+        [
+            _Word(w.raw, False, 0, True)
+            if w.text is None
+            else _Word(w.text, False, 0 if w.expands else None, False)
+            for w in (*simple.assignments, *simple.words)
+        ]
+        for simple in commands
+    ]
+    return _operands(lines, programs)
+
+
+def _operands(commands: list[list[_Word]], programs: frozenset[str] | None) -> ReadOperands:
     paths: list[str] = []
     globs: list[str] = []
     unknown: str | None = None
+    dynamic = False
     for words in commands:
-        program = _program(words)
+        # The program: the first word that is neither an assignment nor a redirection
+        # (`< .env cat` reads .env with cat).
+        at = next(
+            (i for i, w in enumerate(words) if not _is_assignment(w) and not _is_redirect(w)),
+            None,
+        )
+        if at is None:
+            continue
+        program = words[at].text
+        rest = words[:at] + words[at + 1 :]
         name = program.rpartition("/")[2]
         if name in _NO_FILE_OPERANDS or (programs is not None and name not in programs):
             continue
@@ -244,8 +286,8 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
         pattern_given = False
         # The working directory: where a program with no operand reads or walks.
         operands: list[_Word] = [_Word(".")]
-        ended = skip = targeted = False
-        for word in words[1:]:
+        ended = skip = targeted = code = False
+        for word in rest:
             text = word.text
             if skip:  # the pattern of -e PATTERN
                 skip = False
@@ -266,6 +308,8 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
                 continue
             flag, eq, value = text.partition("=")
             letters = "" if flag.startswith("--") else flag[1:]  # a bundle: -rf FILE
+            if name in _SHELLS and "c" in letters:
+                code = True  # the first operand is shell code: its commands are read too
             if name in _COPIERS and (flag == "--target-directory" or "t" in letters):
                 targeted = True  # -t DIR: every operand is a source
             given = _PATTERN_FIRST.get(name, ())
@@ -286,14 +330,33 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
             del operands[1]
         if name in _COPIERS and len(operands) > 2 and not targeted:
             del operands[-1]  # the destination: written, not read (`cp .env.example .env`)
+        if (code and len(operands) > 1) or name == "eval":
+            # `sh -c 'cat .env'`, `eval cat .env`: the code's own commands, read in turn.
+            text = operands[1].text if code else " ".join(w.text for w in operands[1:])
+            if any(w.dynamic_at is not None for w in operands[1:]):
+                dynamic = True
+            inner = read_operands(text, programs)
+            if inner is None:
+                dynamic = True
+            else:
+                paths += inner.paths
+                globs += inner.globs
+                unknown = unknown or inner.unknown
+                dynamic = dynamic or inner.dynamic
+            operands = operands[:1] if name == "eval" else [operands[0], *operands[2:]]
         for word in operands:
             if word.dynamic_at is None:
                 paths.append(word.text)
             elif word.parameter:
                 unknown = unknown or f"{word.text} is only known when the command runs"
+                dynamic = True
             else:
                 globs.append(word.text)
-    return ReadOperands(paths, globs, unknown)
+    return ReadOperands(paths, globs, unknown, dynamic)
+
+
+def _is_redirect(word: _Word) -> bool:
+    return word.text.startswith("\0redir:")
 
 
 def shell_path(word: str, cwd: str) -> str | None:

@@ -90,6 +90,32 @@ class _Target(msgspec.Struct, frozen=True):
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
 
 
+def _braces(word: str, limit: int = 256) -> list[str]:
+    """bash's brace expansion of one word (``{.env,x}`` is ``.env`` and ``x``, ``a{1,2}b``
+    is ``a1b a2b``, nested braces too); the word itself when it has none."""
+    start = word.find("{")
+    if start < 0:
+        return [word]
+    depth, parts, last = 0, [], start + 1
+    for i in range(start, len(word)):
+        c = word[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                parts.append(word[last:i])
+                head, tail = word[:start], word[i + 1 :]
+                if len(parts) < 2:  # `{x}` is no expansion: look further on
+                    return [word[: i + 1] + w for w in _braces(tail, limit)][:limit]
+                out = [x for p in parts for x in _braces(head + p + tail, limit)]
+                return out[:limit]
+        elif c == "," and depth == 1:
+            parts.append(word[last:i])
+            last = i + 1
+    return [word]
+
+
 # Tools whose path deny rules hold for what a Bash line visibly writes.
 _EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 # Files a glob in a read-only Bash line may match before the line needs approval anyway.
@@ -212,7 +238,7 @@ class Policy:
             found = self._bash_reads_denied(command, facts.cwd) or self._bash_writes_denied(
                 command, None, facts.cwd
             )
-            if found is not None:
+            if found is not None and found[1]:  # (the host answered a line it could read)
                 return self._denied_by(facts, found[0], found[1])
             if not deny:
                 return None
@@ -246,6 +272,13 @@ class Policy:
         denied = self._bash_reads_denied(command, facts.cwd) or self._bash_writes_denied(
             command, parsed, facts.cwd
         )
+        if denied is not None and not denied[1]:
+            return Decision(
+                "ask",
+                f"the command could not be checked against the rule {denied[0].describe()}: "
+                "a file it reads is only known when it runs",
+                firm=True,
+            )
         if denied is not None:
             return self._denied_by(facts, denied[0], denied[1])
         if self.mode == "plan" and not facts.read_only:
@@ -281,24 +314,35 @@ class Policy:
 
     def _read_targets(
         self, command: str, cwd: str, programs: frozenset[str] | None
-    ) -> tuple[list[_Target], str | None] | None:
+    ) -> tuple[list[_Target], str | None, bool] | None:
         """The files a line's reading programs name (globs matched as bash would), and why
         some cannot be known before it runs; None when the line cannot be understood."""
-        from .bash_syntax import read_operands, shell_path
+        from .bash_syntax import read_operands, read_operands_parsed, shell_path
 
         found = read_operands(command, programs)
+        if found is None and programs is not None:
+            # A line the lexer cannot read (`cat $(echo .env)`): the shell parser's view.
+            parsed = self._parse(command)
+            if not parsed.ok:
+                return [], None, True
+            found = read_operands_parsed(parsed.commands, programs)
         if found is None:
             return None
         given = list(found.paths)
         unknown = found.unknown
         for pattern in found.globs:
-            try:
-                expanded = shell_path(pattern, cwd)
-                matches = glob.glob(expanded) if expanded is not None else []
-            except (OSError, ValueError):
-                matches = []
-            if expanded is None:
-                unknown = unknown or f"{pattern} is only known when the command runs"
+            matches: list[str] = []
+            alternatives = _braces(pattern)
+            for one in alternatives:
+                try:
+                    expanded = shell_path(one, cwd)
+                    matches += glob.glob(expanded) if expanded is not None else []
+                except (OSError, ValueError):
+                    expanded = ""
+                if expanded is None:
+                    unknown = unknown or f"{pattern} is only known when the command runs"
+            if len(alternatives) > 1:  # a brace's words are passed even when nothing matches
+                matches += [a for a in alternatives if not any(c in a for c in "*?[")]
             if len(matches) > _MAX_MATCHES:
                 unknown = unknown or f"{pattern} matches more than {_MAX_MATCHES} files"
             # With no match bash passes the word as written; its directory is read either way.
@@ -313,7 +357,7 @@ class Policy:
                 unknown = unknown or f"{word} is only known when the command runs"
                 continue
             targets.append(_Target(word, lexical, self._real(lexical)))
-        return targets, unknown
+        return targets, unknown, found.dynamic
 
     def _reads_outside(self, command: str, cwd: str) -> str | None:
         """Why a read-only line needs approval: a file or directory it reads or lists lies
@@ -322,7 +366,7 @@ class Policy:
         found = self._read_targets(command, cwd, None)
         if found is None:
             return "the command could not be checked for reads outside the workspace"
-        targets, unknown = found
+        targets, unknown, _ = found
         for target in targets:
             where = target.resolved or target.lexical
             if not self._inside(where, self._read_roots):
@@ -337,7 +381,9 @@ class Policy:
 
     def _bash_reads_denied(self, command: str, cwd: str) -> tuple[Rule, str] | None:
         """The Read deny rule (and the path) that a reading program of the line names: the
-        rules hold for ``cat .env`` as they do for the Read tool, through links and globs."""
+        rules hold for ``cat .env`` as they do for the Read tool, through links and globs.
+        The path is "" when a file it reads is only known when it runs (``cat $f``): the
+        line asks, as a Bash deny rule that cannot be checked does."""
         rules = self.read_deny
         if not rules:
             return None
@@ -351,6 +397,8 @@ class Policy:
             rule = self._path_rule(rules, target, either=True) or self._same_file(rules, target)
             if rule is not None:
                 return rule, target.given
+        if found[2]:
+            return rules[0], ""  # a file named at run time: cannot be told apart (below)
         return None
 
     def _files(

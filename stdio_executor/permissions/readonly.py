@@ -878,15 +878,19 @@ def is_read_only(argv: Sequence[str]) -> bool:
     return check is not None and check(argv[1:])
 
 
-# Programs that show, copy or move away the contents of the files their operands name:
-# Read deny rules are checked against their operands (a wrapper's too: `env cat .env`).
+# Programs that show, copy or move away the contents of the files their operands name,
+# and interpreters and shells that read a file they are given (`sh .env`, `source .env`,
+# `perl -pe1 .env`; `sh -c` and `eval` code is looked into): Read deny rules are checked
+# against their operands (a wrapper's too: `env cat .env`).
 # Not the ones that list names or metadata only (ls, find, stat, du, tree, test):
 # `ls secrets/` and `find . -name .env` still run. git counts only in its read-only
 # commands (`git diff .env`, `git show HEAD:.env` ...): `git rm --cached .env` runs.
 READERS = frozenset(
     {
+        ".",
         "awk",
         "base64",
+        "bash",
         "bzcat",
         "bzip2",
         "cat",
@@ -894,9 +898,11 @@ READERS = frozenset(
         "column",
         "cp",
         "cut",
+        "dash",
         "dd",
         "diff",
         "egrep",
+        "eval",
         "fgrep",
         "file",
         "fold",
@@ -907,19 +913,29 @@ READERS = frozenset(
         "head",
         "hexdump",
         "join",
+        "ksh",
+        "lua",
         "jq",
         "less",
         "mawk",
         "more",
         "mv",
         "nl",
+        "node",
         "od",
         "paste",
+        "perl",
+        "php",
+        "python",
+        "python3",
         "rev",
         "rg",
+        "ruby",
         "rsync",
         "scp",
         "sed",
+        "sh",
+        "source",
         "sort",
         "strings",
         "tac",
@@ -933,6 +949,7 @@ READERS = frozenset(
         "zcat",
         "zip",
         "zless",
+        "zsh",
     }
 )
 

@@ -109,6 +109,21 @@ DENIED_READS = {
     "archive": "tar cf - .env | tar xOf -",
     "dd": "dd if=.env status=none",
     "compress": "gzip -c .env | zcat",
+    "brace": "cat {.env,in.txt}",
+    "brace-inside-word": "cat .{env,x}",
+    "leading-redirection": "< .env cat",
+    "shell-code": "sh -c 'cat .env'",
+    "login-shell-code": "bash -lc 'head -1 .env'",
+    "eval": "eval cat .env",
+    "source": "source .env; env",
+    "dot": ". ./.env",
+    "interpreter": "perl -pe1 .env",
+    "interpreter-operand": "python3 -c 'import sys; print(open(sys.argv[1]).read())' .env",
+    "busybox": "busybox cat .env",
+    "shell-script-is-the-file": "sh .env",
+    "inside-a-substitution": "x=$(cat .env); echo $x",
+    "inside-a-quoted-substitution": 'echo "$(head -1 .env)"',
+    "process-substitution": "diff <(cat .env) /dev/null",
 }
 
 
@@ -168,6 +183,8 @@ NOT_READS = [
     "stat .env",
     "test -f .env && echo present",
     "git rm -q --cached --ignore-unmatch .env",
+    "echo $(date) ok",  # a substitution that names no file runs as before
+    "cat <<EOF\nhere\nEOF",
 ]
 
 
@@ -183,4 +200,30 @@ def test_listing_a_denied_file_is_not_reading_it(ws: Path, command: str) -> None
         d.send(tool_use("r", command))
         result = d.result("r")
     assert result.meta.status == "success", result.content
+    assert DENIED not in str(result.content)
+
+
+UNKNOWN_READS = [
+    "cat $(echo .env)",
+    "cat `echo .env`",
+    "f=.env; cat $f",
+    'cat "$HOME/../..$PWD/.env"',
+    'eval "$CMD"',
+    'sh -c "$X"',
+]
+
+
+@pytest.mark.parametrize("command", UNKNOWN_READS)
+def test_a_file_read_only_known_at_run_time_asks_under_read_deny_rules(
+    ws: Path, command: str
+) -> None:
+    """Like a Bash deny rule that cannot be checked: it asks, even in bypassPermissions
+    (``--no-prompt``: denied), and never runs unchecked."""
+    settings = json.dumps({"permissions": {"deny": ["Read(./.env)"]}})
+    args = ("--settings", settings, "--permission-mode", "bypassPermissions", "--sandbox", "off")
+    with run_daemon(ws, "--no-prompt", *args) as d:
+        d.send(tool_use("r", command))
+        result = d.result("r")
+    assert result.meta.status == "denied", result.content
+    assert "could not be checked against the rule Read(./.env)" in str(result.content)
     assert DENIED not in str(result.content)

@@ -153,18 +153,17 @@ def test_a_read_deny_rule_makes_the_file_unreadable_from_bash(tmp_path: Path) ->
             "sandbox": {"filesystem": {"denyRead": ["./secrets"]}},
         }
     )
+    # From a script file: the permission layer denies `cat .env` spelled out on the line
+    # (and a file named at run time asks); this is the kernel's test.
+    (tmp_path / "kernel.sh").write_text(
+        "cat .env innocent.txt secrets/db.txt; ls secrets; "
+        f"{PY} -c \"print(open('.env').read())\"; "
+        "cat /proc/$PPID/root$PWD/.env; umount .env; cat .env; "
+        f"{PY} -c \"open('.env', 'a')\"; "
+        "echo x > .env; echo done\n"
+    )
     with run_daemon(tmp_path, "--settings", denied) as d:
-        out, _ = bash(
-            d,
-            "r",
-            # Through variables: the permission layer denies `cat .env` spelled out; this is
-            # the kernel's test.
-            'for f in .env innocent.txt secrets/db.txt; do cat "$f"; done; ls secrets; '
-            f"{PY} -c \"print(open('.env').read())\"; "
-            'e=.env; cat /proc/$PPID/root$PWD/.env; umount .env; cat "$e"; '
-            f"{PY} -c \"open('.env', 'a')\"; "
-            'echo x > "$e"; echo done',
-        )
+        out, _ = bash(d, "r", "bash kernel.sh")
     assert "hunter2" not in out
     assert "done" in out
     assert (tmp_path / ".env").read_text() == "API_KEY=hunter2\n"  # nor was it overwritten
@@ -484,6 +483,7 @@ def test_bubblewrap_takes_over_where_landlock_is_missing(tmp_path: Path, outside
     config = json.dumps(
         {"permissions": {"deny": ["Read(./.env)"], "defaultMode": "bypassPermissions"}}
     )
+    (tmp_path / "kernel.sh").write_text("cat .env\n")
     with contextlib.ExitStack() as stack:
         os.environ["STDIO_EXECUTOR_SANDBOX_DISABLE"] = "landlock"
         stack.callback(os.environ.pop, "STDIO_EXECUTOR_SANDBOX_DISABLE", None)
@@ -493,8 +493,8 @@ def test_bubblewrap_takes_over_where_landlock_is_missing(tmp_path: Path, outside
         out, _ = bash(
             d,
             "b",
-            # `f=.env; cat "$f"`: past the permission layer, which denies `cat .env` itself.
-            f'echo x > {outside}/f; echo y > g; f=.env; cat "$f"; echo evil >> .git/config; '
+            # `bash kernel.sh`: past the permission layer, which denies `cat .env` itself.
+            f"echo x > {outside}/f; echo y > g; bash kernel.sh; echo evil >> .git/config; "
             f"{PY} -c \"import socket; socket.create_connection(('127.0.0.1', 9), 2)\"",
         )
     assert not (outside / "f").exists() and (tmp_path / "g").exists()
@@ -555,10 +555,10 @@ def test_a_file_below_a_denied_directory_is_denied_under_every_name(
     text = json.dumps(deny).replace("/OUTSIDE", "/" + str(outside)).replace("OUTSIDE", str(outside))
     names = ["docs/notes.txt", "readme.txt", "secrets/deep/key.txt", f"{outside}/deep/id.txt"]
     with run_daemon(ws, "--settings", text, "--permission-mode", "bypassPermissions") as d:
-        # Through a variable: the permission layer denies `cat NAME` spelled out; this is
-        # the kernel's test.
-        loop = "for n in " + " ".join(names) + '; do cat "$n"; done; echo done'
-        out, _ = bash(d, "r", loop)
+        # From a script file: the permission layer denies `cat NAME` spelled out on the
+        # line; this is the kernel's test.
+        (ws / "kernel.sh").write_text("".join(f"cat {n}\n" for n in names) + "echo done\n")
+        out, _ = bash(d, "r", "bash kernel.sh")
     assert "done" in out
     leaked = [s for s in ("hunter2-inside", "hunter2-outside") if s in out]
     covered = "outside" if "OUTSIDE" in json.dumps(deny) else "inside"

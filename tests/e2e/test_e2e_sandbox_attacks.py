@@ -231,10 +231,11 @@ def test_denied_files_stay_unreadable_whatever_the_spelling(tmp_path: Path, atta
     first, second = _READS[attack]
     with run_daemon(tmp_path, "--settings", _deny_config()) as d:
         bash(d, "a", first + "; true")
-        # Through `eval` of a variable the permission layer cannot see the files: the
-        # kernel must hold. Spelled out (last: a denied Bash call cancels the rest of its
+        # From a script file the permission layer cannot see the files: the kernel must
+        # hold. Spelled out (last: a denied Bash call cancels the rest of its
         # turn), the permission layer may deny it first (Read rules hold for `cat`).
-        out, _ = bash(d, "c", f'c={shlex.quote(second)}; eval "$c"; echo done')
+        (tmp_path / "kernel.sh").write_text(second + "\n")
+        out, _ = bash(d, "c", "bash kernel.sh; echo done")
         direct, _ = bash(d, "b", second + "; echo done")
     assert SECRET not in direct
     # A swapped mask file makes the call fail rather than run unmasked.
