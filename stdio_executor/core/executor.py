@@ -260,8 +260,24 @@ class _Tool:
         self.cancel_reason = cancel_reason
 
 
+# What ``by_id`` keeps for a tool whose result is written: its record (outcome, payload)
+# is let go, only the id stays (for the duplicate rule and the turn's ids in add order).
+_YIELDED = _Tool("", "", True, "block", None, None, 0, State.YIELDED)
+
+# Once this many tools at the head of ``_Turn.tools`` have their result written, they are
+# dropped from the list: a turn of 100,000 calls keeps ~100 bytes per written call, not
+# its ~2 KB record and result (bench/NOTES.md section 18).
+_TRIM_AT = 256
+
+
 class _Turn:
-    """The open turn: its tools, where the scans resume, and the reasons in force."""
+    """The open turn: its tools, where the scans resume, and the reasons in force.
+
+    ``tools`` holds the tools from the first one whose result is not written yet (the
+    ``trimmed`` before it are gone); ``by_id`` every id of the turn in add order, a tool
+    whose result is written mapped to ``_YIELDED``; ``status_counts`` the written results
+    by status (for ``drained``), with the add index of the first of each status.
+    """
 
     __slots__ = (
         "by_id",
@@ -271,8 +287,11 @@ class _Turn:
         "number",
         "sibling_error",
         "state",
+        "status_counts",
+        "status_first",
         "stops",
         "tools",
+        "trimmed",
     )
 
     def __init__(self, number: int, state: TurnState = TurnState.OPEN) -> None:
@@ -280,8 +299,11 @@ class _Turn:
         self.state = state
         self.tools: list[_Tool] = []
         self.by_id: dict[str, _Tool] = {}
+        self.trimmed = 0  # tools dropped from the head of ``tools``, all yielded
         self.next_yield = 0  # tools before this index all have their result written
         self.next_queued = 0  # tools before this index have all left QUEUED
+        self.status_counts: dict[str, int] = {}
+        self.status_first: dict[str, int] = {}
         self.stops: set[CancelReason] = set()  # reasons in force (see _VICTIMS)
         self.sibling_error: str | None = None  # label of the Bash call that errored
         self.drains: list[str | None] = []  # request ids waiting
@@ -352,7 +374,7 @@ class Executor:
 
     def turn_tool_ids(self) -> tuple[str, ...]:
         """Ids of the open turn's tools in add order."""
-        return tuple(t.id for t in self._open.tools) if self._open else ()
+        return tuple(self._open.by_id) if self._open else ()
 
     def holds(self, tool_use_id: str) -> bool:
         """Whether the open turn already has this id (a new add would be a duplicate)."""
@@ -652,8 +674,10 @@ class Executor:
             tool = tools[i]
             if tool.state is State.COMPLETED:
                 self._move(tool, State.YIELDED)
-                assert tool.outcome is not None
-                actions.append(EmitResult(tool.id, turn.number, tool.outcome))
+                outcome = tool.outcome
+                assert outcome is not None
+                actions.append(EmitResult(tool.id, turn.number, outcome))
+                self._written(turn, tool, turn.trimmed + i, outcome)
             elif tool.state is not State.YIELDED:
                 if strict or not tool.safe:
                     break
@@ -661,6 +685,14 @@ class Executor:
             if prefix_done:
                 turn.next_yield = i + 1
             i += 1
+        if turn.next_yield >= _TRIM_AT:
+            # The head is written: nothing reads those records again (the scans resume
+            # past them, cancellation and discard skip written tools).
+            done = turn.next_yield
+            del tools[:done]
+            turn.trimmed += done
+            turn.next_yield = 0
+            turn.next_queued = max(0, turn.next_queued - done)
         if turn.state is TurnState.DRAINING and turn.next_yield == len(tools):
             by_status = self._by_status(turn)
             for request_id in turn.drains:
@@ -668,9 +700,26 @@ class Executor:
             self._move_turn(turn, TurnState.ENDED)
 
     @staticmethod
+    def _written(turn: _Turn, tool: _Tool, index: int, outcome: Outcome) -> None:
+        """Count a written result and let go of the tool's record (the id stays)."""
+        status = outcome.status
+        count = turn.status_counts.get(status)
+        if count is None:
+            turn.status_counts[status] = 1
+            turn.status_first[status] = index
+        else:
+            turn.status_counts[status] = count + 1
+            if index < turn.status_first[status]:  # barrier order: written out of order
+                turn.status_first[status] = index
+        turn.by_id[tool.id] = _YIELDED
+        tool.outcome = None
+        tool.payload = None
+
+    @staticmethod
     def _by_status(turn: _Turn) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for tool in turn.tools:
-            if tool.state is State.YIELDED and tool.outcome is not None:
-                counts[tool.outcome.status] = counts.get(tool.outcome.status, 0) + 1
-        return counts
+        """The written results by status, each status where its first call was added."""
+        first = turn.status_first
+        return {
+            status: turn.status_counts[status]
+            for status in sorted(turn.status_counts, key=first.__getitem__)
+        }
