@@ -137,7 +137,7 @@ class Confinement:
         if path is None:
             return False
         p = path.casefold() if self.ignore_case else path
-        for root, prefix in under:
+        for root, prefix in under:  # noqa: SIM110 (any() over a generator costs more)
             if p == root or p.startswith(prefix):
                 return True
         return False
