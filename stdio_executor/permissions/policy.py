@@ -34,7 +34,6 @@ from __future__ import annotations
 import glob
 import os
 import stat
-import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -897,34 +896,21 @@ def _covers_below(rule: Rule, directory: str) -> bool:
 
 def _tracked_denied(directory: str, hidden: HiddenFiles) -> tuple[str | None, bool]:
     """A file of the git repository around ``directory`` that ``hidden`` denies and git
-    stores (``git ls-files``: what ``git show``/``log -p``/``archive`` print); complete is
-    False when git could not say (the caller then asks). No repository: (None, True)."""
-    top = directory
-    while not os.path.lexists(os.path.join(top, ".git")):
-        parent = os.path.dirname(top)
-        if parent == top:
-            return None, True
-        top = parent
-    from .readonly import harden_git
+    tracks (its index: what ``git show``/``log -p``/``archive`` print); complete is False
+    when the index could not be read (the caller then asks). No repository: (None, True)."""
+    from .git_index import UnreadableIndex, repository_top, tracked_paths
 
+    top = repository_top(directory)
+    if top is None:
+        return None, True
     try:
-        listed = subprocess.run(
-            ["git", "-C", top, "ls-files", "-z", "--cached"],
-            env=harden_git(os.environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        names = tracked_paths(top)
+    except UnreadableIndex:
         return None, False
-    if listed.returncode != 0:
-        return None, False
-    for name in listed.stdout.split(b"\0"):
-        if name:
-            path = os.path.join(top, os.fsdecode(name))
-            if hidden.named(path):
-                return path, True
+    for name in names:
+        path = os.path.join(top, name)
+        if hidden.named(path):
+            return path, True
     return None, True
 
 
