@@ -34,6 +34,7 @@ from __future__ import annotations
 import glob
 import os
 import stat
+import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -88,6 +89,17 @@ class _Target(msgspec.Struct, frozen=True):
     given: str  # as the call wrote it
     lexical: str  # absolute, `..` resolved as text
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
+
+
+class _Reads(msgspec.Struct):
+    """What a Bash line reads, as targets (see ``Policy._read_targets``)."""
+
+    paths: list[_Target]
+    unknown: str | None  # why some of it is only known when it runs
+    dynamic: bool  # a file it reads is named only when it runs
+    trees: list[_Target] = []  # directories it descends into
+    maybe_trees: list[_Target] = []  # directories a program not known either way is given
+    git_trees: list[_Target] = []  # directories whose repository's stored files it prints
 
 
 def _braces(word: str, limit: int = 256) -> list[str]:
@@ -276,7 +288,7 @@ class Policy:
             return Decision(
                 "ask",
                 f"the command could not be checked against the rule {denied[0].describe()}: "
-                "a file it reads is only known when it runs",
+                + (denied[2] or "a file it reads is only known when it runs"),
                 firm=True,
             )
         if denied is not None:
@@ -312,25 +324,47 @@ class Policy:
                 return Decision("ask", why)
         return self._by_mode(facts)
 
-    def _read_targets(
-        self, command: str, cwd: str, programs: frozenset[str] | None
-    ) -> tuple[list[_Target], str | None, bool] | None:
-        """The files a line's reading programs name (globs matched as bash would), and why
-        some cannot be known before it runs; None when the line cannot be understood."""
-        from .bash_syntax import read_operands, read_operands_parsed, shell_path
+    def _read_targets(self, command: str, cwd: str, *, contents: bool) -> _Reads | None:
+        """The files a line reads (``contents``: whose contents it shows, copies or runs),
+        globs matched as bash would, and why some cannot be known before it runs; None
+        when the line cannot be understood."""
+        from .bash_syntax import read_operands, read_operands_parsed
 
-        found = read_operands(command, programs)
-        if found is None and programs is not None:
+        found = read_operands(command, contents=contents)
+        reads: tuple[str | None, ...] = ()
+        if found is None and contents:
             # A line the lexer cannot read (`cat $(echo .env)`): the shell parser's view.
             parsed = self._parse(command)
             if not parsed.ok:
-                return [], None, True
-            found = read_operands_parsed(parsed.commands, programs)
+                return _Reads([], None, True)
+            found = read_operands_parsed(parsed.commands, contents=contents)
+            reads = parsed.reads
         if found is None:
             return None
-        given = list(found.paths)
-        unknown = found.unknown
-        for pattern in found.globs:
+        dynamic = found.dynamic or None in reads
+        paths, unknown = self._expand(
+            [*found.paths, *(r for r in reads if r is not None)], found.globs, cwd
+        )
+        trees, unknown_tree = self._expand(found.trees, found.tree_globs, cwd)
+        maybe, unknown_maybe = self._expand(found.maybe_trees, found.maybe_tree_globs, cwd)
+        git_trees, _ = self._expand(found.git_trees, [], cwd)
+        return _Reads(
+            paths,
+            found.unknown or unknown or unknown_tree or unknown_maybe,
+            dynamic,
+            trees=trees,
+            maybe_trees=maybe,
+            git_trees=git_trees,
+        )
+
+    def _expand(
+        self, words: list[str], globs: list[str], cwd: str
+    ) -> tuple[list[_Target], str | None]:
+        from .bash_syntax import shell_path
+
+        given = list(words)
+        unknown: str | None = None
+        for pattern in globs:
             matches: list[str] = []
             alternatives = _braces(pattern)
             for one in alternatives:
@@ -357,17 +391,16 @@ class Policy:
                 unknown = unknown or f"{word} is only known when the command runs"
                 continue
             targets.append(_Target(word, lexical, self._real(lexical)))
-        return targets, unknown, found.dynamic
+        return targets, unknown
 
     def _reads_outside(self, command: str, cwd: str) -> str | None:
         """Why a read-only line needs approval: a file or directory it reads or lists lies
         outside the workspace and additionalDirectories (as the Read tool asks), or what it
         reads is only known when it runs."""
-        found = self._read_targets(command, cwd, None)
+        found = self._read_targets(command, cwd, contents=False)
         if found is None:
             return "the command could not be checked for reads outside the workspace"
-        targets, unknown, _ = found
-        for target in targets:
+        for target in found.paths:
             where = target.resolved or target.lexical
             if not self._inside(where, self._read_roots):
                 shown = where if where == target.given else f"{target.given} (= {where})"
@@ -375,31 +408,62 @@ class Policy:
                     f"{shown} is outside the workspace and additionalDirectories "
                     "(the command reads it)"
                 )
-        if unknown is not None:
-            return f"{unknown}: what it reads cannot be checked against the workspace"
+        if found.unknown is not None:
+            return f"{found.unknown}: what it reads cannot be checked against the workspace"
         return None
 
-    def _bash_reads_denied(self, command: str, cwd: str) -> tuple[Rule, str] | None:
-        """The Read deny rule (and the path) that a reading program of the line names: the
-        rules hold for ``cat .env`` as they do for the Read tool, through links and globs.
-        The path is "" when a file it reads is only known when it runs (``cat $f``): the
-        line asks, as a Bash deny rule that cannot be checked does."""
+    def _bash_reads_denied(self, command: str, cwd: str) -> tuple[Rule, str, str] | None:
+        """The Read deny rule (and the path) that a line's reading names: the rules hold
+        for ``cat .env`` as they do for the Read tool, through links and globs, for a
+        directory a program may descend into (``grep -r KEY .``, ``tar c secrets``) and for
+        what git stores (``git show HEAD:.env``, ``git log -p``). The path is "" when a
+        file it reads is only known when it runs (``cat $f``): the line asks, as a Bash
+        deny rule that cannot be checked does."""
         rules = self.read_deny
         if not rules:
             return None
-        from .readonly import READERS
-        from .wrappers import WRAPPER_NAMES
-
-        found = self._read_targets(command, cwd, READERS | WRAPPER_NAMES)
+        found = self._read_targets(command, cwd, contents=True)
         if found is None:
             return None
-        for target in found[0]:
+        for target in found.paths:
             rule = self._path_rule(rules, target, either=True) or self._same_file(rules, target)
             if rule is not None:
-                return rule, target.given
-        if found[2]:
-            return rules[0], ""  # a file named at run time: cannot be told apart (below)
+                return rule, target.given, ""
+        hidden = HiddenFiles(rules)
+        for target in found.trees:
+            if target.resolved is None or not os.path.isdir(target.resolved):
+                continue
+            below, complete = hidden.first_below(target.resolved)
+            if not complete:
+                why = f"there is too much below {target.given} to look through"
+                return rules[0], "", why  # it asks
+            if below is not None:
+                return self._rule_for(rules, below), below, ""
+        for target in found.maybe_trees:
+            if target.resolved is None or not os.path.isdir(target.resolved):
+                continue
+            below, complete = hidden.first_below(target.resolved)
+            if below is not None or not complete:
+                # A program not known to descend, or not to: `ruff check .` reads only its
+                # sources, `docker build .` sends everything. It asks, naming the file.
+                where = below or f"something below {target.given}"
+                why = f"{target.given} is a directory, and the program may read {where}"
+                return self._rule_for(rules, below) if below else rules[0], "", why
+        for target in found.git_trees:
+            if target.resolved is None:
+                continue
+            stored, complete = _tracked_denied(target.resolved, hidden)
+            if not complete:
+                return rules[0], "", "git could not list the files it stores"
+            if stored is not None:
+                return self._rule_for(rules, stored), stored, ""
+        if found.dynamic:
+            return rules[0], "", ""  # a file named at run time: cannot be told apart
         return None
+
+    def _rule_for(self, rules: Sequence[Rule], path: str) -> Rule:
+        target = _Target(path, path, self._real(path))
+        return self._path_rule(rules, target, either=True) or rules[0]
 
     def _files(
         self,
@@ -566,7 +630,7 @@ class Policy:
 
     def _bash_writes_denied(
         self, command: str, parsed: ParsedCommand | None, cwd: str
-    ) -> tuple[Rule, str] | None:
+    ) -> tuple[Rule, str, str] | None:
         """The Edit/Write deny rule (and the path) a line visibly writes under: the rules
         hold for ``echo x > config/a`` and ``sed -i`` as they do for the Edit tool. A path
         only known when the line runs is left to the ask of the mode (and the sandbox's
@@ -581,7 +645,7 @@ class Policy:
                 self.edit_deny, target
             )
             if rule is not None:
-                return rule, target.given
+                return rule, target.given, ""
         return None
 
     def hidden_files(self, tool: str) -> HiddenFiles | None:
@@ -703,6 +767,39 @@ class Policy:
             return realpath(path)
         except (OSError, ValueError):
             return None
+
+
+def _tracked_denied(directory: str, hidden: HiddenFiles) -> tuple[str | None, bool]:
+    """A file of the git repository around ``directory`` that ``hidden`` denies and git
+    stores (``git ls-files``: what ``git show``/``log -p``/``archive`` print); complete is
+    False when git could not say (the caller then asks). No repository: (None, True)."""
+    top = directory
+    while not os.path.lexists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            return None, True
+        top = parent
+    from .readonly import harden_git
+
+    try:
+        listed = subprocess.run(
+            ["git", "-C", top, "ls-files", "-z", "--cached"],
+            env=harden_git(os.environ),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None, False
+    if listed.returncode != 0:
+        return None, False
+    for name in listed.stdout.split(b"\0"):
+        if name:
+            path = os.path.join(top, os.fsdecode(name))
+            if hidden.named(path):
+                return path, True
+    return None, True
 
 
 def _glob_root(base: str, pattern: str) -> str:
