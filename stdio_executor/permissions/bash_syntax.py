@@ -794,10 +794,25 @@ def _split(tokens: list[str | _Word]) -> tuple[list[list[_Word]], list[str]]:
     return cleaned, separators
 
 
+# A line of literal words only (`sleep 0.1`, `git status`, `pytest -q tests/a.py`): no
+# quote, escape, expansion, glob, brace, tilde, comment, operator or redirection, and spaces
+# and tabs only between words. Such a line is its words split on blanks, which is what the
+# character-by-character lexer below makes of it; most Bash calls are such lines, and this
+# is on every call's admission path (bench/NOTES.md section 17).
+_PLAIN_LINE = re.compile(r"[A-Za-z0-9_\-./=:,+@% \t]*")
+
+
 def _lex(line: str) -> list[str | _Word]:
     """Words and operators; redirections become ``\\0redir:TARGET`` words."""
     if len(line) > MAX_ANALYZED:
         raise _Unsupported("too long to analyze")
+    if _PLAIN_LINE.fullmatch(line) is not None:
+        return [_Word(text) for text in line.split()]
+    return _lex_chars(line)
+
+
+def _lex_chars(line: str) -> list[str | _Word]:
+    """``_lex`` for any line, one character at a time."""
     tokens: list[str | _Word] = []
     i, n = 0, len(line)
     while i < n:
