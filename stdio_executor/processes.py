@@ -172,14 +172,14 @@ class Child:
     def gone(self) -> bool:
         return self._gone.is_set()
 
-    def _when_gone(self, callback: Callable[[], None]) -> None:
+    def when_gone(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` (on the loop) once the call is gone, or now if it is."""
         if self._gone.is_set():
             callback()
         else:
             self._on_gone_callbacks.append(callback)
 
-    def _not_when_gone(self, callback: Callable[[], None]) -> None:
+    def not_when_gone(self, callback: Callable[[], None]) -> None:
         with contextlib.suppress(ValueError):
             self._on_gone_callbacks.remove(callback)
 
@@ -793,11 +793,11 @@ async def read_until_exit(
             nonlocal timer
             timer = loop.call_later(DRAIN_AFTER_EXIT_S, scope.cancel)
 
-        process._when_gone(gone)
+        process.when_gone(gone)
         try:
             await read()
         finally:
-            process._not_when_gone(gone)
+            process.not_when_gone(gone)
             if timer is not None:
                 timer.cancel()
         await process.wait()  # EOF came first (the deadline still holds)

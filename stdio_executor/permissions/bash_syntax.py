@@ -171,6 +171,15 @@ class ReadOperands(msgspec.Struct, frozen=True):
     unknown: str | None = None
     # A file operand (or shell code) only known when the line runs: ``cat $f``, ``eval "$c"``.
     dynamic: bool = False
+    # Words a program may descend into when they name a directory (``grep -r KEY .``,
+    # ``tar c secrets``, ``find . -exec cat {} +``), and globs of such words.
+    trees: list[str] = []
+    tree_globs: list[str] = []
+    # The same for programs not known either way (``ruff check .``, ``docker build .``).
+    maybe_trees: list[str] = []
+    maybe_tree_globs: list[str] = []
+    # Directories whose git repository's stored files a command prints (``git log -p``).
+    git_trees: list[str] = []
 
 
 # Programs that read or list no file named by an operand (``test -e`` reveals existence
@@ -210,6 +219,14 @@ _PATTERN_FIRST = {
     "egrep": ("-e", "-f", "--regexp", "--file"),
     "fgrep": ("-e", "-f", "--regexp", "--file"),
     "rg": ("-e", "-f", "--regexp", "--file"),
+    "ugrep": ("-e", "-f", "--regexp", "--file"),
+    "ug": ("-e", "-f", "--regexp", "--file"),
+    "ag": (),
+    "ack": ("--match",),
+    "ack-grep": ("--match",),
+    "pt": (),
+    "sift": ("-e", "-f", "--regexp"),
+    "zgrep": ("-e", "-f", "--regexp", "--file"),
     "jq": ("-f", "--from-file"),
 }
 # Shells whose -c operand is code (its commands' files are looked at too).
@@ -222,6 +239,7 @@ _FOLLOWS = {
     "egrep": ("R", "--dereference-recursive"),
     "fgrep": ("R", "--dereference-recursive"),
     "rg": ("L", "--follow"),
+    "ag": ("f", "--follow"),
     "find": ("L", "-follow"),
     "tree": ("l",),
     "du": ("L", "--dereference"),
@@ -229,9 +247,158 @@ _FOLLOWS = {
 }
 
 
-def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadOperands | None:
-    """The words of ``command`` that may name a file it reads or lists, looking at every
-    simple command or (``programs``) at those of these programs; None when the line cannot
+# Programs that look at names and metadata only, never at what a file holds: for Read
+# deny rules their operands are not reads (`ls secrets/`, `rm .env`, `find . -name .env`).
+# Every other program counts as reading its operands: an unknown program is assumed to.
+_NAMES_ONLY = frozenset(
+    {
+        "chgrp",
+        "chmod",
+        "chown",
+        "dir",
+        "du",
+        "find",
+        "getfacl",
+        "kill",
+        "ls",
+        "lsattr",
+        "mkdir",
+        "mkfifo",
+        "namei",
+        "readlink",
+        "realpath",
+        "rm",
+        "rmdir",
+        "stat",
+        "touch",
+        "tree",
+        "unlink",
+        "vdir",
+    }
+)
+# find's actions that run a program on each file found.
+_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+# Programs that run a command on names read from standard input.
+_RUN_STDIN_NAMES = frozenset({"xargs", "parallel"})
+# Programs that change the working directory of the commands after them.
+_CHDIR = frozenset({"cd", "pushd", "popd"})
+_MAX_BASES = 8
+# Programs that never descend into a directory operand: a directory among their operands
+# is not a tree of files read. Every other program that reads may (cp -r, tar, zip, diff -r,
+# rsync, an interpreter given a directory...).
+_FLAT = frozenset(
+    {
+        "awk",
+        "b2sum",
+        "base64",
+        "bzcat",
+        "cat",
+        "cksum",
+        "cmp",
+        "column",
+        "comm",
+        "csplit",
+        "cut",
+        "dd",
+        "expand",
+        "file",
+        "fmt",
+        "fold",
+        "gawk",
+        "head",
+        "hexdump",
+        "iconv",
+        "jq",
+        "join",
+        "less",
+        "look",
+        "mawk",
+        "md5sum",
+        "more",
+        "nawk",
+        "nl",
+        "od",
+        "paste",
+        "pr",
+        "rev",
+        "sed",
+        "sha1sum",
+        "sha224sum",
+        "sha256sum",
+        "sha384sum",
+        "sha512sum",
+        "shuf",
+        "sort",
+        "split",
+        "strings",
+        "sum",
+        "tac",
+        "tail",
+        "tr",
+        "unexpand",
+        "uniq",
+        "wc",
+        "xxd",
+        "xzcat",
+        "zcat",
+    }
+)
+# Programs that descend into directories only with one of these options.
+_RECURSE_FLAGS: dict[str, tuple[str, frozenset[str]]] = {
+    **{
+        name: ("rR", frozenset({"--recursive", "--dereference-recursive"}))
+        for name in ("grep", "egrep", "fgrep", "zgrep", "gzip", "bzip2", "xz", "zstd")
+    },
+    "cp": ("rRa", frozenset({"--recursive", "--archive"})),
+    "diff": ("r", frozenset({"--recursive"})),
+    "zip": ("r", frozenset({"--recurse-paths"})),
+    "scp": ("r", frozenset()),
+}
+# Programs that always descend into a directory operand (and the walkers, below).
+_RECURSIVE = frozenset(
+    {"tar", "bsdtar", "rsync", "7z", "7za", "7zr", "rar", "jar", "pax", "sift", "pt"}
+    | {"rg", "ag", "ack", "ack-grep", "ugrep", "ug"}
+)
+_RECURSE_VALUE = frozenset({"-d", "--directories"})
+# Programs that search the working directory when given no path.
+_WALKERS = frozenset({"rg", "ag", "ack", "ack-grep", "pt", "sift", "ugrep", "ug"})
+# git commands that print what the repository stores (any tracked file's contents).
+_GIT_SHOWS = frozenset(
+    {
+        "archive",
+        "cat-file",
+        "diff",
+        "fast-export",
+        "format-patch",
+        "grep",
+        "range-diff",
+        "show",
+    }
+)
+# git commands that print stored contents only with a patch option (``git log -p``).
+_GIT_PATCHES = frozenset({"log", "reflog", "stash", "whatchanged"})
+_GIT_PATCH_FLAGS = frozenset(
+    {"-p", "-u", "--patch", "--cc", "--patch-with-stat", "--patch-with-raw", "--word-diff"}
+)
+
+
+def _git_shows(command: str, rest: list[_Word]) -> bool:
+    if command in _GIT_SHOWS:
+        return True
+    return command in _GIT_PATCHES and any(
+        w.text in _GIT_PATCH_FLAGS or w.text.startswith(("-L", "--word-diff=", "--color-words"))
+        for w in rest
+    )
+
+
+# A word with one of these is code, a URL or an option's value rather than one path.
+CODE_CHARS = re.compile(r"[\s()'\"=;,@:{}<>|&]")
+_PIECES = re.compile(r"[^A-Za-z0-9_.~/+-]+")
+
+
+def read_operands(command: str, *, contents: bool = False) -> ReadOperands | None:
+    """The words of ``command`` that may name a file it reads or lists (``contents``: whose
+    contents it shows, copies or runs; see ``_NAMES_ONLY``); None when the line cannot
     be understood. Errs towards more words: an option's value, a word that is really a
     pattern, every operand of a program that may read one, ``.`` for the working
     directory."""
@@ -239,12 +406,10 @@ def read_operands(command: str, programs: frozenset[str] | None = None) -> ReadO
         tokens = _lex(command)
     except _Unsupported:
         return None
-    return _operands(_split(tokens)[0], programs)
+    return _operands(_split(tokens)[0], contents)
 
 
-def read_operands_parsed(
-    commands: Sequence[SimpleCommand], programs: frozenset[str] | None
-) -> ReadOperands:
+def read_operands_parsed(commands: Sequence[SimpleCommand], *, contents: bool) -> ReadOperands:
     """``read_operands`` for a line this lexer cannot read (``$(...)``, a heredoc), from
     the shell parser's simple commands (those inside substitutions included). A word only
     known when the line runs counts as a parameter expansion; input redirections are not
@@ -258,15 +423,32 @@ def read_operands_parsed(
         ]
         for simple in commands
     ]
-    return _operands(lines, programs)
+    return _operands(lines, contents)
 
 
-def _operands(commands: list[list[_Word]], programs: frozenset[str] | None) -> ReadOperands:
+def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
+    """``contents``: only what shows or copies contents (Read deny rules), else every
+    file read or listed (reads outside the workspace)."""
     paths: list[str] = []
     globs: list[str] = []
+    trees: list[str] = []
+    tree_globs: list[str] = []
+    maybe_trees: list[str] = []
+    maybe_tree_globs: list[str] = []
+    git_trees: list[str] = []
     unknown: str | None = None
     dynamic = False
+    # Directories the line may have changed into (`cd secrets && cat key.txt`): a relative
+    # operand after a `cd` is looked at from each; `lost`: a `cd` only known at run time.
+    bases: list[str] = [""]
+    lost = False
     for words in commands:
+        # Input redirections read their file whatever the program (`tr a a < .env`), and
+        # with no program at all (`{ cat; } < .env`, `while ...; done < .env`).
+        for word in words:
+            if word.text.startswith("\0redir:<") and not word.text.startswith("\0redir:<<<"):
+                target = word.text[len("\0redir:") :].removeprefix("<>").removeprefix("<")
+                paths.extend(_from_bases(target, bases))
         # The program: the first word that is neither an assignment nor a redirection
         # (`< .env cat` reads .env with cat).
         at = next(
@@ -278,25 +460,53 @@ def _operands(commands: list[list[_Word]], programs: frozenset[str] | None) -> R
         program = words[at].text
         rest = words[:at] + words[at + 1 :]
         name = program.rpartition("/")[2]
-        if name in _NO_FILE_OPERANDS or (programs is not None and name not in programs):
+        if name in ("builtin", "command") and rest and rest[0].text in ("cd", "pushd", "popd"):
+            name, rest = rest[0].text, rest[1:]
+        if name in _CHDIR:
+            bases, lost = _changed_dir(name, rest, bases, lost)
+            if contents:
+                continue
+        if name in _NO_FILE_OPERANDS:
             continue
-        if programs is not None and name == "git" and not _is_read_only(words):
-            continue  # git reads contents only in its read-only commands (git rm --cached)
+        walks_found = False
+        if contents and name in _NAMES_ONLY:
+            if name != "find" or not any(w.text in _FIND_RUNS for w in rest):
+                continue
+            walks_found = True  # `find . -exec cat {} +`: what it runs reads what it finds
+        git_sub, git_dir = _git_command(rest) if name == "git" else ("", ".")
+        git_shows = name == "git" and _git_shows(git_sub, rest)
+        if contents and name == "git" and not git_shows and not _is_read_only(words):
+            continue  # git shows contents only in its read-only commands (git rm --cached)
+        if contents and name in _RUN_STDIN_NAMES:
+            # `find secrets | xargs cat`: the files come from standard input at run time.
+            runs = next((w.text for w in rest if not w.text.startswith("-")), "echo")
+            if runs.rpartition("/")[2] not in _NO_FILE_OPERANDS | _NAMES_ONLY:
+                unknown = unknown or f"{name} gives {runs} files only known when it runs"
+                dynamic = True
         follows = _FOLLOWS.get(name, ())
         pattern_given = False
+        # Whether a directory operand stands for the files below it: surely (`tar`, `rg`,
+        # `grep -r`), maybe (a program not known either way: it asks), or not (`cat`).
+        recursive = contents and name in _RECURSIVE
+        maybe = contents and not recursive and name not in _FLAT and name not in _RECURSE_FLAGS
         # The working directory: where a program with no operand reads or walks.
         operands: list[_Word] = [_Word(".")]
         ended = skip = targeted = code = False
+        previous = ""
         for word in rest:
             text = word.text
+            if previous in _RECURSE_VALUE and text == "recurse" and name in _RECURSE_FLAGS:
+                recursive = contents  # `grep -d recurse`
+            previous = text
             if skip:  # the pattern of -e PATTERN
                 skip = False
                 continue
             if text.startswith("\0redir:"):
-                target = text[len("\0redir:") :]
-                if target.startswith("<"):
-                    operands.append(_Word(target[1:], word.quoted, None))
                 continue
+            if contents and word.dynamic_at is None and CODE_CHARS.search(text):
+                # Code, a URL or an option's value (`python -c 'open(".env")'`,
+                # `curl -F f=@.env`, `git show HEAD:.env`): the names written in it.
+                paths.extend(p for piece in code_paths(text) for p in _from_bases(piece, bases))
             if name == "dd" and text.startswith("if="):
                 operands.append(_Word(text[3:], word.quoted, word.dynamic_at, word.parameter))
                 continue
@@ -308,6 +518,10 @@ def _operands(commands: list[list[_Word]], programs: frozenset[str] | None) -> R
                 continue
             flag, eq, value = text.partition("=")
             letters = "" if flag.startswith("--") else flag[1:]  # a bundle: -rf FILE
+            if name in _RECURSE_FLAGS:
+                short, long = _RECURSE_FLAGS[name]
+                if flag in long or any(c in letters for c in short) or value == "recurse":
+                    recursive = contents
             if name in _SHELLS and "c" in letters:
                 code = True  # the first operand is shell code: its commands are read too
             if name in _COPIERS and (flag == "--target-directory" or "t" in letters):
@@ -335,24 +549,130 @@ def _operands(commands: list[list[_Word]], programs: frozenset[str] | None) -> R
             text = operands[1].text if code else " ".join(w.text for w in operands[1:])
             if any(w.dynamic_at is not None for w in operands[1:]):
                 dynamic = True
-            inner = read_operands(text, programs)
+            inner = read_operands(text, contents=contents)
             if inner is None:
                 dynamic = True
             else:
                 paths += inner.paths
                 globs += inner.globs
+                trees += inner.trees
+                tree_globs += inner.tree_globs
+                maybe_trees += inner.maybe_trees
+                maybe_tree_globs += inner.maybe_tree_globs
+                git_trees += inner.git_trees
                 unknown = unknown or inner.unknown
                 dynamic = dynamic or inner.dynamic
             operands = operands[:1] if name == "eval" else [operands[0], *operands[2:]]
-        for word in operands:
+        explicit = operands[1:]
+        if walks_found:
+            trees += [p for w in _find_starts(rest) for p in _from_bases(w, bases)]
+            recursive = maybe = False
+        elif contents and recursive and not explicit and name in _WALKERS | _RECURSE_FLAGS.keys():
+            trees += _from_bases(".", bases)  # `rg KEY`, `grep -r KEY`: the working directory
+        if contents and git_shows:
+            git_trees += _from_bases(git_dir, bases)  # `git show HEAD`, `git log -p`: stored files
+        if not contents:
+            explicit = operands  # the working directory is listed or read (`ls`)
+        for word in explicit:
             if word.dynamic_at is None:
-                paths.append(word.text)
+                found = _from_bases(word.text, bases)
+                paths += found
+                if recursive:
+                    trees += found
+                elif maybe:
+                    maybe_trees += found
+                if lost and not _absolute(word.text):
+                    unknown = (
+                        unknown or f"{word.text} is read from a directory only known when it runs"
+                    )
+                    dynamic = True
             elif word.parameter:
                 unknown = unknown or f"{word.text} is only known when the command runs"
                 dynamic = True
             else:
-                globs.append(word.text)
-    return ReadOperands(paths, globs, unknown, dynamic)
+                globs += _from_bases(word.text, bases)
+                if recursive:
+                    tree_globs += _from_bases(word.text, bases)
+                elif maybe:
+                    maybe_tree_globs += _from_bases(word.text, bases)
+    return ReadOperands(
+        paths, globs, unknown, dynamic, trees, tree_globs, maybe_trees, maybe_tree_globs, git_trees
+    )
+
+
+# git's options before its command that take a value (the next word, or after `=`).
+_GIT_VALUED = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
+)
+
+
+def _git_command(rest: list[_Word]) -> tuple[str, str]:
+    """git's command (``show`` in ``git -C dir --no-pager show``) and the directory it
+    runs in (``-C``), relative to the line's."""
+    directory = "."
+    words = iter(rest)
+    for word in words:
+        text = word.text
+        if text in _GIT_VALUED:
+            value = next(words, None)
+            if text == "-C" and value is not None:
+                directory = os.path.join(directory, value.text)
+            continue
+        if text.startswith("-") and not word.quoted:
+            continue
+        return text, os.path.normpath(directory)
+    return "", os.path.normpath(directory)
+
+
+def _find_starts(rest: list[_Word]) -> list[str]:
+    """The paths find walks: its operands before the expression (``.`` when none)."""
+    starts: list[str] = []
+    for word in rest:
+        text = word.text
+        if text in ("-H", "-L", "-P") or text.startswith(("-O", "-D")):
+            continue
+        if text.startswith(("-", "(", "!")) and not word.quoted:
+            break
+        starts.append(text)
+    return starts or ["."]
+
+
+def _absolute(word: str) -> bool:
+    return word.startswith(("/", "~"))
+
+
+def _from_bases(word: str, bases: list[str]) -> list[str]:
+    """``word`` as seen from each directory the line may be in by then."""
+    if _absolute(word) or len(bases) == 1:
+        return [word]
+    return [word if not base else os.path.join(base, word) for base in bases]
+
+
+def _changed_dir(
+    name: str, rest: list[_Word], bases: list[str], lost: bool
+) -> tuple[list[str], bool]:
+    args = [w for w in rest if not _is_redirect(w)]
+    operands = [w for w in args if not w.text.startswith("-") or w.quoted]
+    if name == "popd" or any(w.text == "-" for w in args):
+        return bases, True  # the directory stack or OLDPWD: only the shell knows
+    if not operands:
+        return [*bases, "~"], lost  # `cd` alone: HOME
+    target = operands[0]
+    if target.dynamic_at is not None:
+        return bases, True
+    new = _from_bases(target.text, bases)
+    if len(bases) + len(new) > _MAX_BASES:
+        return bases, True
+    return [*bases, *new], lost
+
+
+def code_paths(word: str) -> list[str]:
+    """The paths spelled inside a word that is code, a URL or an option's value."""
+    return [
+        piece
+        for piece in _PIECES.split(word)
+        if ("." in piece or "/" in piece) and piece not in (".", "..", "/")
+    ]
 
 
 def _is_redirect(word: _Word) -> bool:
@@ -417,7 +737,9 @@ def _is_read_only(words: list[_Word]) -> bool:
     for word in args:
         if word.text.startswith("\0redir:"):
             target = word.text[len("\0redir:") :]
-            if target not in ("/dev/null", "&1", "&2", "&-") and not target.startswith("<"):
+            if target.startswith("<>") or (
+                target not in ("/dev/null", "&1", "&2", "&-") and not target.startswith("<")
+            ):
                 return False
             continue
         kept.append(word)
@@ -472,10 +794,25 @@ def _split(tokens: list[str | _Word]) -> tuple[list[list[_Word]], list[str]]:
     return cleaned, separators
 
 
+# A line of literal words only (`sleep 0.1`, `git status`, `pytest -q tests/a.py`): no
+# quote, escape, expansion, glob, brace, tilde, comment, operator or redirection, and spaces
+# and tabs only between words. Such a line is its words split on blanks, which is what the
+# character-by-character lexer below makes of it; most Bash calls are such lines, and this
+# is on every call's admission path (bench/NOTES.md section 17).
+_PLAIN_LINE = re.compile(r"[A-Za-z0-9_\-./=:,+@% \t]*")
+
+
 def _lex(line: str) -> list[str | _Word]:
     """Words and operators; redirections become ``\\0redir:TARGET`` words."""
     if len(line) > MAX_ANALYZED:
         raise _Unsupported("too long to analyze")
+    if _PLAIN_LINE.fullmatch(line) is not None:
+        return [_Word(text) for text in line.split()]
+    return _lex_chars(line)
+
+
+def _lex_chars(line: str) -> list[str | _Word]:
+    """``_lex`` for any line, one character at a time."""
     tokens: list[str | _Word] = []
     i, n = 0, len(line)
     while i < n:
@@ -526,7 +863,11 @@ def _redirection(line: str, i: int) -> tuple[str | None, int]:
         raise _Unsupported("process substitution or a missing redirection target")
     if op in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
         return "&" + target.text, end
-    if op.startswith("<") and op != "<>":
+    if op == "<>":
+        return "<>" + target.text, end  # reads and writes (creates it)
+    if op == "<<<":
+        return "<<<" + target.text, end  # a string, not a file
+    if op.startswith("<"):
         return "<" + target.text, end  # reads only
     return target.text, end
 

@@ -27,6 +27,9 @@ from .rules import Rule
 __all__ = ["HiddenFiles", "denied_identities"]
 
 _MAX_ENTRIES = 200_000
+# Entries looked through below a directory a Bash line descends into (``grep -r KEY .``)
+# before the line asks instead.
+_MAX_BELOW = 100_000
 Identity = tuple[int, int]
 
 
@@ -75,6 +78,16 @@ def _add_tree(path: str, found: set[Identity]) -> None:
         _add(path, found)
 
 
+def _overlaps(root: str, top: str) -> bool:
+    """Whether a rule whose matches lie under ``root`` can match something under ``top``."""
+    return (
+        root == top
+        or top == "/"
+        or root.startswith(top.rstrip("/") + "/")
+        or (top.startswith(root.rstrip("/") + "/"))
+    )
+
+
 class HiddenFiles:
     """Deny rules over file paths, as a filter for search results."""
 
@@ -107,6 +120,47 @@ class HiddenFiles:
             except OSError:
                 return False
         return self.same_as_denied(st)
+
+    def first_below(self, top: str, budget: int = _MAX_BELOW) -> tuple[str | None, bool]:
+        """A denied file or directory at or below the directory ``top`` (absolute,
+        resolved), by name or as a hard link, and whether the look was complete (False:
+        more than ``budget`` entries; the caller must assume the worst). Symbolic links
+        below are not followed (a program that follows them is asked about anyway)."""
+        rules = [r for r in self.rules if r.path is not None and _overlaps(r.path.root, top)]
+        if not rules:
+            return None, True
+        if self.named(top):
+            return top, True
+        stack = [top]
+        while stack:
+            try:
+                listing = os.scandir(stack.pop())
+            except OSError:
+                continue
+            with listing:
+                for entry in listing:
+                    budget -= 1
+                    if budget < 0:
+                        return None, False
+                    try:
+                        if self._names(rules, entry):
+                            return entry.path, True
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+                        elif entry.is_file(follow_symlinks=False) and self.same_as_denied(
+                            entry.stat(follow_symlinks=False)
+                        ):
+                            return entry.path, True
+                    except OSError:
+                        continue
+        return None, True
+
+    @staticmethod
+    def _names(rules: Sequence[Rule], entry: os.DirEntry[str]) -> bool:
+        def is_dir(_: str) -> bool:
+            return entry.is_dir(follow_symlinks=False)
+
+        return any(r.path is not None and r.path.matches(entry.path, is_dir) for r in rules)
 
     def same_as_denied(self, st: os.stat_result) -> bool:
         """A file with several names: is one of them denied?"""

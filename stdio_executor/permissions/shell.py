@@ -80,6 +80,8 @@ class ParsedCommand(msgspec.Struct, frozen=True):
     problems: tuple[str, ...] = msgspec.field(default=())
     # The files output is redirected into (None: known only when it runs).
     targets: tuple[str | None, ...] = msgspec.field(default=())
+    # The files input is redirected from (``< .env``, ``$(<.env)``; None: known at run time).
+    reads: tuple[str | None, ...] = msgspec.field(default=())
 
 
 _lock = threading.Lock()
@@ -127,6 +129,7 @@ def parse(command: str) -> ParsedCommand:
         walker.writes,
         tuple(walker.problems),
         tuple(walker.targets),
+        tuple(walker.reads),
     )
 
 
@@ -187,6 +190,7 @@ class _Walker:
         self.plain = True
         self.writes = False
         self.targets: list[str | None] = []
+        self.reads: list[str | None] = []
         self.problems: list[str] = []
 
     def _not_plain(self, why: str) -> None:
@@ -270,6 +274,8 @@ class _Walker:
             if ">" in op and not to_fd and not harmless:
                 self.writes = True
                 self.targets.append(None if target is None or target.expands else target.text)
+            if "<" in op and not to_fd:
+                self.reads.append(None if target is None or target.expands else target.text)
             if target is None or target.text is None:
                 self._not_plain("a redirection target is only known at run time")
         self._substitutions(node)

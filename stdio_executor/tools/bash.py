@@ -13,8 +13,10 @@ terminal would, and one reader serves both.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import fcntl
+import math
 import os
 import re
 import stat
@@ -24,13 +26,19 @@ from typing import Any
 
 import anyio
 import anyio.abc
-import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 
 from ..permissions.bash_syntax import CommandInfo, analyze
 from ..permissions.readonly import harden_git
-from ..processes import Child, ChildSetup, read_until_exit, start_child, stop_group, supervised
+from ..processes import (
+    DRAIN_AFTER_EXIT_S,
+    Child,
+    ChildSetup,
+    start_child,
+    stop_group,
+    supervised,
+)
 from ..sandbox.plan import Spawn
 from .base import Tool, ToolContext, ToolOutcome
 from .files.results import input_error
@@ -389,43 +397,154 @@ def _output_pipe() -> tuple[int, int]:
 async def _pump(
     process: Child, fd: int, sink: OutputSink, ctx: ToolContext, deadline: float
 ) -> bool:
-    """Copy the shell's output into the sink, with coalesced progress, until it exits or
-    the ``deadline`` (loop time) passes; True if it passed.
+    """Copy the shell's output into the sink, with coalesced progress, until it is gone
+    (and its output read to EOF) or the ``deadline`` (loop time) passes; True if it passed
+    with the call still running (the caller stops it).
 
-    Progress carries at most the newest ``_PROGRESS_MAX_CHARS`` bytes since the previous
-    event, decoded only when sent: a command writing a gigabyte costs no text decoding.
-    The fd is read directly, as much as is there, and awaited only when it is empty: no
-    stream buffer copies each chunk twice, and no cancel scope is set up per chunk.
+    The pipe is read by the event loop's own reader callback (``_Reader``), not by this
+    task: the task sleeps on one future until the call is over, and the deadline is one
+    loop timer. Per call that is one task wake-up, where a read loop awaiting
+    ``wait_readable`` under a cancel scope woke at EOF and again for the exit, and set up
+    a future, a reader and a scope for each wait (bench/NOTES.md section 17). A cancel
+    (interrupt, discard, sibling error, shutdown) cancels the awaited future as it would
+    any await; the reader is removed on every way out.
     """
-    pending = bytearray()
-    elided = 0
-    next_emit = 0.0
-    started = anyio.current_time()
-    carry = b""  # an incomplete UTF-8 sequence held back for the next event
+    reader = _Reader(process, fd, sink, ctx, deadline)
+    try:
+        return await reader.done
+    finally:
+        reader.close()
 
-    def emit(final: bool = False) -> None:
-        nonlocal pending, elided, next_emit, carry
-        if pending or elided or (final and carry):
-            data_bytes = carry + bytes(pending)
+
+class _Reader:
+    """One call's output pipe, read on the event loop (see ``_pump``).
+
+    Each readable event reads one chunk (up to ``_READ_SIZE``): the loop runs everything
+    else between two chunks, so a command that never pauses cannot starve it. The call is
+    over once the pipe reached EOF and the call is gone (the spawner's report); a pipe
+    still open ``DRAIN_AFTER_EXIT_S`` after the call is gone (handed to something outside
+    the call) stops being read then. Progress carries at most the newest
+    ``_PROGRESS_MAX_CHARS`` bytes since the previous event, decoded only when sent (a
+    command writing a gigabyte costs no text decoding), at most one event per
+    ``_PROGRESS_INTERVAL_S``; the last bytes are sent at EOF.
+    """
+
+    def __init__(
+        self, process: Child, fd: int, sink: OutputSink, ctx: ToolContext, deadline: float
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        self._process = process
+        self._fd = fd
+        self._sink = sink
+        self._ctx = ctx
+        self.done: asyncio.Future[bool] = loop.create_future()
+        self._pending = bytearray()
+        self._elided = 0
+        self._carry = b""  # an incomplete UTF-8 sequence held back for the next event
+        self._started = loop.time()
+        self._next_emit = 0.0  # the first output is sent at once
+        self._emit_timer: asyncio.TimerHandle | None = None
+        self._drain_timer: asyncio.TimerHandle | None = None
+        self._eof = False
+        self._reading = True
+        loop.add_reader(fd, self._on_readable)
+        self._deadline_timer = (
+            loop.call_at(deadline, self._on_deadline) if deadline != math.inf else None
+        )
+        process.when_gone(self._on_gone)
+
+    def close(self) -> None:
+        self._stop_reading()
+        self._process.not_when_gone(self._on_gone)
+        for timer in (self._emit_timer, self._drain_timer, self._deadline_timer):
+            if timer is not None:
+                timer.cancel()
+
+    def _stop_reading(self) -> None:
+        if self._reading:
+            self._reading = False
+            self._loop.remove_reader(self._fd)
+
+    def _finish(self, timed_out: bool) -> None:
+        self._stop_reading()
+        if not self.done.done():
+            self.done.set_result(timed_out)
+
+    # -- loop callbacks --
+
+    def _on_readable(self) -> None:
+        try:
+            chunk = os.read(self._fd, _READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        try:
+            if not chunk:
+                self._eof = True
+                self._stop_reading()
+                self._emit(final=True)
+                if self._process.gone:
+                    self._finish(False)
+                return
+            self._sink.write(chunk)
+            self._keep_newest(chunk)
+            now = self._loop.time()
+            if now >= self._next_emit:
+                self._emit()
+            elif self._emit_timer is None:
+                self._emit_timer = self._loop.call_at(self._next_emit, self._on_emit_timer)
+        except Exception as exc:  # the sink's file (a full disk): the call's error
+            self._stop_reading()
+            if not self.done.done():
+                self.done.set_exception(exc)
+
+    def _on_emit_timer(self) -> None:
+        self._emit_timer = None
+        if self._reading and (self._pending or self._elided):
+            self._emit()
+
+    def _on_gone(self) -> None:
+        if self._eof:
+            self._finish(False)
+        elif self._drain_timer is None:
+            self._drain_timer = self._loop.call_later(DRAIN_AFTER_EXIT_S, self._finish, False)
+
+    def _on_deadline(self) -> None:
+        self._deadline_timer = None
+        self._finish(not self._process.gone)
+
+    # -- progress --
+
+    def _emit(self, final: bool = False) -> None:
+        if self._pending or self._elided or (final and self._carry):
+            data_bytes = self._carry + bytes(self._pending)
             cut = len(data_bytes) if final else complete_utf8(data_bytes)
-            carry = data_bytes[cut:]
+            self._carry = data_bytes[cut:]
+            now = self._loop.time()
             data: dict[str, Any] = {
                 "kind": "bash_output",
                 "text": data_bytes[:cut].decode("utf-8", "replace"),
-                "total_bytes": sink.total,
-                "elapsed_ms": round((anyio.current_time() - started) * 1000),
+                "total_bytes": self._sink.total,
+                "elapsed_ms": round((now - self._started) * 1000),
             }
-            if elided:
-                data["elided_bytes"] = elided
-            ctx.progress(data)
-        pending = bytearray()
-        elided = 0
-        next_emit = anyio.current_time() + _PROGRESS_INTERVAL_S
+            if self._elided:
+                data["elided_bytes"] = self._elided
+            self._ctx.progress(data)
+            self._pending = bytearray()
+            self._elided = 0
+        else:
+            now = self._loop.time()
+        self._next_emit = now + _PROGRESS_INTERVAL_S
+        if self._emit_timer is not None:
+            self._emit_timer.cancel()
+            self._emit_timer = None
 
-    def keep_newest(chunk: bytes) -> None:
+    def _keep_newest(self, chunk: bytes) -> None:
         """Add to ``pending``, keeping the newest bytes only: a chatty command must not
         flood the host."""
-        nonlocal pending, elided, carry
+        pending = self._pending
         excess = len(pending) + len(chunk) - _PROGRESS_MAX_CHARS
         if excess <= 0:
             pending += chunk
@@ -438,37 +557,9 @@ async def _pump(
             cut, buf, before = excess - len(pending), chunk, len(pending)
         while cut < len(buf) and (buf[cut] & 0xC0) == 0x80:
             cut += 1  # do not start inside a multi-byte character
-        elided += before + cut + len(carry)
-        carry = b""
-        pending = bytearray(buf[cut:])
-
-    async def read_all() -> None:
-        while True:
-            try:
-                chunk = os.read(fd, _READ_SIZE)
-            except BlockingIOError:
-                if not pending:  # nothing to send when idle: no timer either
-                    await anyio.wait_readable(fd)
-                    continue
-                with anyio.move_on_after(max(0.0, next_emit - anyio.current_time())) as idle:
-                    await anyio.wait_readable(fd)
-                if idle.cancelled_caught:
-                    emit()
-                continue
-            except OSError:
-                break
-            if not chunk:
-                break
-            sink.write(chunk)
-            keep_newest(chunk)
-            if anyio.current_time() >= next_emit:
-                emit()
-            # A command that never pauses must not starve the loop, and must stay
-            # cancellable.
-            await anyio.lowlevel.checkpoint()
-        emit(final=True)
-
-    return await read_until_exit(process, read_all, deadline)
+        self._elided += before + cut + len(self._carry)
+        self._carry = b""
+        self._pending = bytearray(buf[cut:])
 
 
 def _exit_code(returncode: int | None) -> int | None:

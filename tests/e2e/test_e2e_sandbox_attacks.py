@@ -230,7 +230,10 @@ def test_denied_files_stay_unreadable_whatever_the_spelling(tmp_path: Path, atta
     (tmp_path / "secrets" / "db.txt").write_text(f"password={SECRET}\n")
     first, second = _READS[attack]
     with run_daemon(tmp_path, "--settings", _deny_config()) as d:
-        bash(d, "a", first + "; true")
+        # The setup runs from a script file too: spelled out, the permission layer now
+        # refuses most of it (`ln .env h1`, `cp -r conf c2` read denied files).
+        (tmp_path / "setup.sh").write_text(first + "\n")
+        bash(d, "a", "bash setup.sh; true")
         # From a script file the permission layer cannot see the files: the kernel must
         # hold. Spelled out (last: a denied Bash call cancels the rest of its
         # turn), the permission layer may deny it first (Read rules hold for `cat`).

@@ -273,3 +273,25 @@ def test_long_and_pathological_lines_are_judged_like_short_ones() -> None:
     # Past MAX_ANALYZED a line is not looked at at all: not read-only, whatever it holds.
     assert not analyze("ls " + "a " * MAX_ANALYZED).read_only
     assert split_simple_commands("ls " + "a " * MAX_ANALYZED) is None
+
+
+def test_a_line_of_plain_words_lexes_as_the_character_lexer_lexes_it() -> None:
+    # The fast path for lines of literal words (``_lex``) must give the very tokens the
+    # character-by-character lexer gives: every character of its alphabet, at the start, in
+    # the middle and at the end of words, blanks of both kinds, and lines that only look
+    # plain (one character outside the alphabet sends them the slow way).
+    from random import Random
+
+    from stdio_executor.permissions.bash_syntax import _PLAIN_LINE, _lex, _lex_chars
+
+    alphabet = "aZ09_-./=:,+@% \t"
+    rng = Random(13)
+    lines = ["", " ", "\t", "sleep 0.1", "  git   status\t", "A=1 ls", "-x", "a=b=c", "%+@,:"]
+    lines += [
+        "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 24))) for _ in range(500)
+    ]
+    for line in lines:
+        assert _PLAIN_LINE.fullmatch(line), line
+        assert _lex(line) == _lex_chars(line), line
+    for line in ["a#b", "ls ~", "echo $x", "a*", "{ls}", "ls\nrm", "a\\b", "ls>f", "x!", "ls ^"]:
+        assert _PLAIN_LINE.fullmatch(line) is None, line
