@@ -14,6 +14,7 @@ import gc
 import weakref
 
 from stdio_executor.core import (
+    Action,
     DrainRequested,
     EmitDrained,
     EmitDuplicate,
@@ -38,7 +39,7 @@ def run_turn(executor: Executor, n: int) -> tuple[list[weakref.ref[Payload]], li
     written: list[str] = []
     pending: list[StartTool] = []
 
-    def take(actions: list[object]) -> None:
+    def take(actions: list[Action]) -> None:
         for action in actions:
             if isinstance(action, StartTool):
                 pending.append(action)
