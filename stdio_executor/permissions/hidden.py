@@ -145,11 +145,14 @@ class HiddenFiles:
                 return False
         return self.same_as_denied(st)
 
-    def first_below(self, top: str, budget: int = _MAX_BELOW) -> tuple[str | None, bool]:
+    def first_below(
+        self, top: str, budget: int = _MAX_BELOW, *, skip_hidden: bool = False
+    ) -> tuple[str | None, bool]:
         """A denied file or directory at or below the directory ``top`` (absolute,
         resolved), by name or as a hard link, and whether the look was complete (False:
         more than ``budget`` entries; the caller must assume the worst). Symbolic links
-        below are not followed (a program that follows them is asked about anyway)."""
+        below are not followed (a program that follows them is asked about anyway);
+        ``skip_hidden``: names starting with a dot are neither matched nor entered."""
         rules = [r for r in self.rules if r.path is not None and _overlaps(r.path.root, top)]
         if not rules:
             return None, True
@@ -170,6 +173,8 @@ class HiddenFiles:
                     budget -= 1
                     if budget < 0:
                         return None, False
+                    if skip_hidden and entry.name.startswith("."):
+                        continue  # `rg` without --hidden never reads it
                     try:
                         is_dir = entry.is_dir(follow_symlinks=False)
                         if _own_match(patterns, entry.path, entry.name, is_dir):
