@@ -480,8 +480,11 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
         walks_found = False
         tree_count = len(trees)
         if contents and name in _NAMES_ONLY:
-            if name != "find" or not any(w.text in _FIND_RUNS for w in rest):
-                continue
+            actions = [rest[i + 1].text for i, w in enumerate(rest[:-1]) if w.text in _FIND_RUNS]
+            if name != "find" or all(
+                a.rpartition("/")[2] in _NAMES_ONLY | _NO_FILE_OPERANDS for a in actions
+            ):
+                continue  # `find . -name '*.tmp' -exec rm {} +` reads no contents
             walks_found = True  # `find . -exec cat {} +`: what it runs reads what it finds
         git_sub, git_dir = _git_command(rest) if name == "git" else ("", ".")
         git_shows = name == "git" and _git_shows(git_sub, rest)

@@ -43,6 +43,10 @@ def policy(tmp_path: Path) -> Policy:
         ("tar c src", "deny"),
         ("ruff check src", "ask"),  # not known either way: asks, naming the file
         ("ls -la docs", "allow"),
+        ("find . -name '*.tmp' -exec rm {} +", "allow"),  # runs nothing that reads
+        ("find docs -type f -exec ls -l {} \\;", "allow"),
+        ("find docs -type f -exec head {} \\;", "deny"),
+        ("find docs -exec rm {} + -exec cat {} +", "deny"),
     ],
 )
 def test_what_a_walk_reaches(policy: Policy, tmp_path: Path, command: str, kind: str) -> None:
