@@ -148,19 +148,39 @@ def first_call(ws: str, repeat: int) -> list[Row]:
 # -------------------------------------------------------------------------- throughput
 
 
+# The throughput rows' untimed warm-up batch, and how many calls their pairs should add up
+# to (at least ``repeat`` pairs, at most ``_MAX_PAIRS``).
+_WARM_CALLS = 10_000
+_PAIRED_CALLS = 60_000
+_MAX_PAIRS = 15
+
+
 def throughput(
     ws: str, tool: str, tool_input: dict[str, object], what: str, sizes: list[int], repeat: int
 ) -> list[Row]:
-    """N calls pushed as fast as the pipe takes them, then drained; vs the echo floor."""
+    """N calls pushed as fast as the pipe takes them, then drained; vs the echo floor.
+
+    Both processes first take one untimed batch of the same lines (up to ``_WARM_CALLS``),
+    so neither side's first-batch costs (allocator arenas, first decodes, cold caches) land
+    in a timed pair: the daemon's warm-up call per tool did not cover them, and the floor
+    had none. Small batches get more pairs: at 1,000 calls a floor run lasts ~2 ms, so one
+    preempted time slice moves a pair's ratio by half (bench/NOTES.md section 18).
+    """
     rows: list[Row] = []
     min_rate = 25_000 if tool == "Read" else 15_000
     for n in sizes:
         payload = b"\n".join(add_line(i, tool, tool_input) for i in range(n)) + b"\n" + DRAIN
+        warm = min(n, _WARM_CALLS)
+        warm_payload = (
+            b"\n".join(add_line(i, tool, tool_input) for i in range(warm)) + b"\n" + DRAIN
+        )
         ours, floor = _daemon(ws), echo_floor(ws)
+        pump(ours, warm_payload, b'"drained"')
+        pump(floor, warm_payload, b'"drained"')
         p = paired(
             functools.partial(pump, ours, payload, b'"drained"'),
             functools.partial(pump, floor, payload, b'"drained"'),
-            repeat,
+            max(repeat, min(_MAX_PAIRS, _PAIRED_CALLS // n)),
         )
         ours.close()
         floor.close()

@@ -97,12 +97,18 @@ def realpath(path: str) -> str:
     return resolved if resolved is not None else os.path.realpath(path)
 
 
+def _under(roots: Sequence[str], ignore_case: bool) -> tuple[tuple[str, str], ...]:
+    """Each root as ``inside`` compares it: folded if asked, and with "/" appended."""
+    folded = [r.casefold() if ignore_case else r for r in roots]
+    return tuple((r, r.rstrip("/") + "/") for r in folded)
+
+
 class Confinement:
     """Roots an opened file must lie in: what the permission gate hands a file tool when
     the call was allowed because its path lay inside them (no rule or answer granted an
     outside path). Shared by every call it is handed to; never mutated."""
 
-    __slots__ = ("given", "ignore_case", "one_name", "roots")
+    __slots__ = ("_given_under", "_roots_under", "given", "ignore_case", "one_name", "roots")
 
     def __init__(
         self,
@@ -121,13 +127,25 @@ class Confinement:
         # The roots as configured (normalized, symlinks not resolved): a path written
         # under one of those may be inside even though, as text, it is not under ``roots``.
         self.given = tuple(os.path.normpath(g) for g in given)
+        # ``inside``'s test with each root's folded form and "root/" made once: every small
+        # Read asks twice (bench/NOTES.md section 18).
+        self._roots_under = _under(self.roots, ignore_case)
+        self._given_under = _under(self.given, ignore_case)
+
+    def _inside(self, path: str | None, under: tuple[tuple[str, str], ...]) -> bool:
+        """``inside(path, roots, self.ignore_case)`` for roots prepared by ``_under``."""
+        if path is None:
+            return False
+        p = path.casefold() if self.ignore_case else path
+        for root, prefix in under:  # noqa: SIM110 (any() over a generator costs more)
+            if p == root or p.startswith(prefix):
+                return True
+        return False
 
     def contains(self, path: str) -> bool:
         """Whether ``path``, absolute and normalized but not resolved, is under a root as
         text: a cheap filter before opening (the descriptor's check is the one that holds)."""
-        return inside(path, self.roots, self.ignore_case) or inside(
-            path, self.given, self.ignore_case
-        )
+        return self._inside(path, self._roots_under) or self._inside(path, self._given_under)
 
     def where(self, fd: int, path: str) -> str | None:
         """The canonical path of the file ``fd`` has open (``path`` is how it was opened);
@@ -150,7 +168,7 @@ class Confinement:
 
     def holds(self, fd: int, path: str) -> bool:
         """Whether the file ``fd`` has open lies inside the roots."""
-        return inside(self.where(fd, path), self.roots, self.ignore_case)
+        return self._inside(self.where(fd, path), self._roots_under)
 
     def __repr__(self) -> str:
         return f"Confinement({self.roots!r}, ignore_case={self.ignore_case})"

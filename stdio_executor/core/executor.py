@@ -109,6 +109,24 @@ class TurnState(enum.Enum):
     __hash__ = object.__hash__
 
 
+# The members as module globals for the methods below: ``State.QUEUED`` is a class
+# attribute lookup through the enum's metaclass, ~100 ns on Python 3.11 against ~5 ns for a
+# global, and a call does ~30 of them (bench/NOTES.md section 18).
+_QUEUED, _EXECUTING, _COMPLETED, _YIELDED, _DISCARDED = (
+    State.QUEUED,
+    State.EXECUTING,
+    State.COMPLETED,
+    State.YIELDED,
+    State.DISCARDED,
+)
+_OPEN, _DRAINING, _ENDED, _TURN_DISCARDED = (
+    TurnState.OPEN,
+    TurnState.DRAINING,
+    TurnState.ENDED,
+    TurnState.DISCARDED,
+)
+
+
 # ------------------------------------------------------------------------ the tables
 
 _MOVES: dict[State, frozenset[State]] = {
@@ -260,8 +278,24 @@ class _Tool:
         self.cancel_reason = cancel_reason
 
 
+# What ``by_id`` keeps for a tool whose result is written: its record (outcome, payload)
+# is let go, only the id stays (for the duplicate rule and the turn's ids in add order).
+_WRITTEN = _Tool("", "", True, "block", None, None, 0, State.YIELDED)
+
+# Once this many tools at the head of ``_Turn.tools`` have their result written, they are
+# dropped from the list: a turn of 100,000 calls keeps ~100 bytes per written call, not
+# its ~2 KB record and result (bench/NOTES.md section 18).
+_TRIM_AT = 256
+
+
 class _Turn:
-    """The open turn: its tools, where the scans resume, and the reasons in force."""
+    """The open turn: its tools, where the scans resume, and the reasons in force.
+
+    ``tools`` holds the tools from the first one whose result is not written yet (the
+    ``trimmed`` before it are gone); ``by_id`` every id of the turn in add order, a tool
+    whose result is written mapped to ``_WRITTEN``; ``status_counts`` the written results
+    by status (for ``drained``), with the add index of the first of each status.
+    """
 
     __slots__ = (
         "by_id",
@@ -271,8 +305,11 @@ class _Turn:
         "number",
         "sibling_error",
         "state",
+        "status_counts",
+        "status_first",
         "stops",
         "tools",
+        "trimmed",
     )
 
     def __init__(self, number: int, state: TurnState = TurnState.OPEN) -> None:
@@ -280,8 +317,11 @@ class _Turn:
         self.state = state
         self.tools: list[_Tool] = []
         self.by_id: dict[str, _Tool] = {}
+        self.trimmed = 0  # tools dropped from the head of ``tools``, all yielded
         self.next_yield = 0  # tools before this index all have their result written
         self.next_queued = 0  # tools before this index have all left QUEUED
+        self.status_counts: dict[str, int] = {}
+        self.status_first: dict[str, int] = {}
         self.stops: set[CancelReason] = set()  # reasons in force (see _VICTIMS)
         self.sibling_error: str | None = None  # label of the Bash call that errored
         self.drains: list[str | None] = []  # request ids waiting
@@ -328,7 +368,7 @@ class Executor:
     @property
     def draining(self) -> bool:
         """A drain is waiting for the open turn to finish."""
-        return self._open is not None and self._open.state is TurnState.DRAINING
+        return self._open is not None and self._open.state is _DRAINING
 
     @property
     def idle(self) -> bool:
@@ -352,7 +392,7 @@ class Executor:
 
     def turn_tool_ids(self) -> tuple[str, ...]:
         """Ids of the open turn's tools in add order."""
-        return tuple(t.id for t in self._open.tools) if self._open else ()
+        return tuple(self._open.by_id) if self._open else ()
 
     def holds(self, tool_use_id: str) -> bool:
         """Whether the open turn already has this id (a new add would be a duplicate)."""
@@ -363,13 +403,13 @@ class Executor:
         if self._open is None or self._open.number != turn:
             return False
         tool = self._open.by_id.get(tool_use_id)
-        return tool is not None and tool.state is State.EXECUTING
+        return tool is not None and tool.state is _EXECUTING
 
     def expected(self, tool_use_id: str) -> object | None:
         """The payload of a call added but not started yet (queued or held), else None."""
         if self._open is not None:
             tool = self._open.by_id.get(tool_use_id)
-            if tool is not None and tool.state is State.QUEUED:
+            if tool is not None and tool.state is _QUEUED:
                 return tool.payload
         for event in self._held:
             if isinstance(event, ToolAdded) and event.tool_use_id == tool_use_id:
@@ -393,7 +433,7 @@ class Executor:
 
     def _held_back(self, event: Event) -> bool:
         turn = self._open
-        if not self._held and (turn is None or turn.state is TurnState.OPEN):
+        if not self._held and (turn is None or turn.state is _OPEN):
             return False  # the common case: every route is APPLY (no table lookup per call)
         routes = _ROUTES.get(type(event))
         if routes is None or self._shutdown:
@@ -417,7 +457,7 @@ class Executor:
             self._on_discard(event, actions)
         elif isinstance(event, InputClosed):
             self._input_closed = True
-            if self._open is not None and self._open.state is TurnState.OPEN:
+            if self._open is not None and self._open.state is _OPEN:
                 self._on_drain(None, actions)  # SPEC 8: EOF finishes the open turn
         elif isinstance(event, ShutdownRequested):
             self._on_shutdown(event, actions)
@@ -464,7 +504,7 @@ class Executor:
             self._stopped_running(zombie)
             return
         tool = self._open.by_id.get(event.tool_use_id) if self._open else None
-        if tool is None or tool.state is not State.EXECUTING or tool.turn != turn:
+        if tool is None or tool.state is not _EXECUTING or tool.turn != turn:
             raise ExecutorError(f"finish reported for a tool that is not running: {event}")
         self._stopped_running(tool)
         outcome = event.outcome
@@ -493,8 +533,8 @@ class Executor:
             # SPEC 4: answered at once. Queued, it would end the next turn at its first result.
             actions.append(EmitDrained(request_id, None, {}))
             return
-        if turn.state is TurnState.OPEN:
-            self._move_turn(turn, TurnState.DRAINING)
+        if turn.state is _OPEN:
+            self._move_turn(turn, _DRAINING)
         turn.drains.append(request_id)
 
     def _on_discard(self, event: DiscardRequested, actions: list[Action]) -> None:
@@ -532,7 +572,7 @@ class Executor:
         if new not in _TURN_MOVES[turn.state]:
             raise ExecutorError(f"illegal move of turn {turn.number}: {turn.state} -> {new}")
         turn.state = new
-        if new is TurnState.ENDED or new is TurnState.DISCARDED:
+        if new is _ENDED or new is _TURN_DISCARDED:
             self._open = None
 
     def _move(self, tool: _Tool, new: State) -> None:
@@ -541,23 +581,23 @@ class Executor:
         tool.state = new
 
     def _complete(self, tool: _Tool, outcome: Outcome) -> None:
-        self._move(tool, State.COMPLETED)
+        self._move(tool, _COMPLETED)
         tool.outcome = outcome
 
     def _discard(self, turn: _Turn, actions: list[Action]) -> tuple[str, ...]:
         """End the turn with no more results; its running tools become zombies."""
         lost: list[str] = []
         for tool in turn.tools:
-            if tool.state is State.YIELDED:
+            if tool.state is _YIELDED:
                 continue
             lost.append(tool.id)
-            if tool.state is State.EXECUTING:
+            if tool.state is _EXECUTING:
                 self._zombies[(turn.number, tool.id)] = tool
                 if tool.cancel_reason is None:
                     actions.append(CancelTool(tool.id, CancelReason.DISCARD, turn.number))
                 tool.cancel_reason = CancelReason.DISCARD
-            self._move(tool, State.DISCARDED)
-        self._move_turn(turn, TurnState.DISCARDED)
+            self._move(tool, _DISCARDED)
+        self._move_turn(turn, _TURN_DISCARDED)
         return tuple(lost)
 
     def _maybe_cascade(self, tool: _Tool, outcome: Outcome, actions: list[Action]) -> None:
@@ -581,10 +621,10 @@ class Executor:
         for tool in turn.tools:
             if tool.cancel_reason is not None or not pick(tool):
                 continue
-            if tool.state is State.QUEUED:
+            if tool.state is _QUEUED:
                 self._complete(tool, self._stopped(tool, reason, None))
                 victims.append(tool.id)
-            elif tool.state is State.EXECUTING:
+            elif tool.state is _EXECUTING:
                 tool.cancel_reason = reason
                 actions.append(CancelTool(tool.id, reason, turn.number))
                 victims.append(tool.id)
@@ -621,16 +661,16 @@ class Executor:
         if turn is None or self._running_unsafe:
             return  # a running unsafe tool runs alone
         tools = turn.tools
-        while turn.next_queued < len(tools) and tools[turn.next_queued].state is not State.QUEUED:
+        while turn.next_queued < len(tools) and tools[turn.next_queued].state is not _QUEUED:
             turn.next_queued += 1
         for i in range(turn.next_queued, len(tools)):
             if self._running >= self.max_concurrency:
                 return  # nothing at all can start until a slot frees
             tool = tools[i]
-            if tool.state is not State.QUEUED:
+            if tool.state is not _QUEUED:
                 continue
             if self._running == 0 or (tool.safe and self._running_unsafe == 0):
-                self._move(tool, State.EXECUTING)
+                self._move(tool, _EXECUTING)
                 self._running += 1
                 if not tool.safe:
                     self._running_unsafe += 1
@@ -650,27 +690,54 @@ class Executor:
         prefix_done = True
         while i < len(tools):
             tool = tools[i]
-            if tool.state is State.COMPLETED:
-                self._move(tool, State.YIELDED)
-                assert tool.outcome is not None
-                actions.append(EmitResult(tool.id, turn.number, tool.outcome))
-            elif tool.state is not State.YIELDED:
+            if tool.state is _COMPLETED:
+                self._move(tool, _YIELDED)
+                outcome = tool.outcome
+                assert outcome is not None
+                actions.append(EmitResult(tool.id, turn.number, outcome))
+                self._written(turn, tool, turn.trimmed + i, outcome)
+            elif tool.state is not _YIELDED:
                 if strict or not tool.safe:
                     break
                 prefix_done = False  # barrier: a later result may pass this safe tool
             if prefix_done:
                 turn.next_yield = i + 1
             i += 1
-        if turn.state is TurnState.DRAINING and turn.next_yield == len(tools):
+        if turn.next_yield >= _TRIM_AT:
+            # The head is written: nothing reads those records again (the scans resume
+            # past them, cancellation and discard skip written tools).
+            done = turn.next_yield
+            del tools[:done]
+            turn.trimmed += done
+            turn.next_yield = 0
+            turn.next_queued = max(0, turn.next_queued - done)
+        if turn.state is _DRAINING and turn.next_yield == len(tools):
             by_status = self._by_status(turn)
             for request_id in turn.drains:
                 actions.append(EmitDrained(request_id, turn.number, by_status))
-            self._move_turn(turn, TurnState.ENDED)
+            self._move_turn(turn, _ENDED)
+
+    @staticmethod
+    def _written(turn: _Turn, tool: _Tool, index: int, outcome: Outcome) -> None:
+        """Count a written result and let go of the tool's record (the id stays)."""
+        status = outcome.status
+        count = turn.status_counts.get(status)
+        if count is None:
+            turn.status_counts[status] = 1
+            turn.status_first[status] = index
+        else:
+            turn.status_counts[status] = count + 1
+            if index < turn.status_first[status]:  # barrier order: written out of order
+                turn.status_first[status] = index
+        turn.by_id[tool.id] = _WRITTEN
+        tool.outcome = None
+        tool.payload = None
 
     @staticmethod
     def _by_status(turn: _Turn) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for tool in turn.tools:
-            if tool.state is State.YIELDED and tool.outcome is not None:
-                counts[tool.outcome.status] = counts.get(tool.outcome.status, 0) + 1
-        return counts
+        """The written results by status, each status where its first call was added."""
+        first = turn.status_first
+        return {
+            status: turn.status_counts[status]
+            for status in sorted(turn.status_counts, key=first.__getitem__)
+        }

@@ -392,7 +392,7 @@ def _git_shows(command: str, rest: list[_Word]) -> bool:
 
 
 # A word with one of these is code, a URL or an option's value rather than one path.
-_CODE_CHARS = re.compile(r"[\s()'\"=;,@:{}<>|&]")
+CODE_CHARS = re.compile(r"[\s()'\"=;,@:{}<>|&]")
 _PIECES = re.compile(r"[^A-Za-z0-9_.~/+-]+")
 
 
@@ -503,15 +503,10 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
                 continue
             if text.startswith("\0redir:"):
                 continue
-            if contents and word.dynamic_at is None and _CODE_CHARS.search(text):
+            if contents and word.dynamic_at is None and CODE_CHARS.search(text):
                 # Code, a URL or an option's value (`python -c 'open(".env")'`,
                 # `curl -F f=@.env`, `git show HEAD:.env`): the names written in it.
-                paths.extend(
-                    p
-                    for piece in _PIECES.split(text)
-                    if _looks_like_path(piece)
-                    for p in _from_bases(piece, bases)
-                )
+                paths.extend(p for piece in code_paths(text) for p in _from_bases(piece, bases))
             if name == "dd" and text.startswith("if="):
                 operands.append(_Word(text[3:], word.quoted, word.dynamic_at, word.parameter))
                 continue
@@ -671,8 +666,13 @@ def _changed_dir(
     return [*bases, *new], lost
 
 
-def _looks_like_path(piece: str) -> bool:
-    return ("." in piece or "/" in piece) and piece not in (".", "..", "/")
+def code_paths(word: str) -> list[str]:
+    """The paths spelled inside a word that is code, a URL or an option's value."""
+    return [
+        piece
+        for piece in _PIECES.split(word)
+        if ("." in piece or "/" in piece) and piece not in (".", "..", "/")
+    ]
 
 
 def _is_redirect(word: _Word) -> bool:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import glob
 import os
 import stat
-import subprocess
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -91,6 +90,30 @@ class _Target(msgspec.Struct, frozen=True):
     resolved: str | None  # symlinks resolved; None if it cannot be resolved
 
 
+class _Writes(msgspec.Struct):
+    """The words of a Bash line that may name what it writes (``_bash_write_words``)."""
+
+    words: list[str]
+    unknown: str | None = None  # a redirect target or the line itself not known
+    unknown_args: str | None = None  # an operand of a writing command not known
+    cd_words: list[str] = []  # where its `cd`s go
+    lost: bool = False  # a `cd` to a place only known when it runs
+
+    def merge(self, other: _Writes) -> None:
+        self.words += other.words
+        self.cd_words += other.cd_words
+        self.unknown = self.unknown or other.unknown
+        self.unknown_args = self.unknown_args or other.unknown_args
+        self.lost = self.lost or other.lost
+
+
+class _WriteTargets(msgspec.Struct):
+    targets: list[_Target]
+    unknown: str | None
+    unknown_args: str | None
+    cd: list[_Target] = []
+
+
 class _Reads(msgspec.Struct):
     """What a Bash line reads, as targets (see ``Policy._read_targets``)."""
 
@@ -130,6 +153,7 @@ def _braces(word: str, limit: int = 256) -> list[str]:
 
 # Tools whose path deny rules hold for what a Bash line visibly writes.
 _EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
+_SHELLS_C = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 # Files a glob in a read-only Bash line may match before the line needs approval anyway.
 _MAX_MATCHES = 256
 
@@ -572,56 +596,110 @@ class Policy:
 
     # --------------------------------------------------------------------------- helpers
 
-    def _bash_write_words(self, command: str, parsed: ParsedCommand | None) -> list[str] | str:
+    def _bash_write_words(
+        self, command: str, parsed: ParsedCommand | None, depth: int = 0
+    ) -> _Writes | str:
         """The words of a line that may name a file it writes: output redirection targets,
-        and the operands (and ``--opt=`` values) of every command that is not read-only;
-        or why the line changes what runs next regardless (``git config`` setting a
-        value)."""
+        the operands (and ``--opt=`` values) of every command that is not read-only, the
+        names written inside their code (``python3 -c 'open("a", "w")'``), the commands of
+        ``sh -c``/``eval`` code, each seen from every directory a ``cd`` in the line may
+        have moved to; or why the line changes what runs next regardless (``git config``
+        setting a value)."""
+        from .bash_syntax import CODE_CHARS, code_paths
         from .readonly import is_read_only
 
         if parsed is None:
             parsed = self._parse(command)
-        paths = [t for t in parsed.targets if t]
+        out = _Writes([t for t in parsed.targets if t])
+        if not parsed.ok:
+            out.unknown = "the command could not be parsed, so what it writes is not known"
+        elif None in parsed.targets:
+            out.unknown = "output goes to a file only known when the command runs"
+        bases = [""]
         for simple in parsed.commands:
             argv = simple.argv() or [w.text for w in simple.words if w.text is not None]
+            name = os.path.basename(argv[0]) if argv else ""
+            skip = 1
+            if name in ("builtin", "command") and argv[1:2] in (["cd"], ["pushd"], ["popd"]):
+                argv, name, skip = argv[1:], argv[1], 2
+            if name in ("cd", "pushd", "popd"):
+                operands = [
+                    w for w in simple.words[skip:] if w.text is None or not w.text.startswith("-")
+                ]
+                out.cd_words += [w.text for w in operands if w.text]
+                if name == "popd" or any(w.text in (None, "-") or w.expands for w in operands):
+                    out.lost = True
+                else:
+                    target = operands[0].text if operands and operands[0].text else "~"
+                    bases = [*bases, *_joined(target, bases)][:8]
+                continue
             if not argv or is_read_only(argv):
                 continue
-            if os.path.basename(argv[0]) == "git" and _git_config_write(argv[1:]):
+            if name == "git" and _git_config_write(argv[1:]):
                 return "git config changes the repository's settings (hooks, pagers, aliases)"
+            if not simple.static and not _message_only(name, simple):
+                out.unknown_args = out.unknown_args or (
+                    f"an operand of {name or 'a command'} is only known when it runs"
+                )
+            if name in _SHELLS_C and "-c" in argv[1:] and depth < 3:
+                at = argv.index("-c", 1)
+                if at + 1 < len(argv):
+                    inner = self._bash_write_words(argv[at + 1], None, depth + 1)
+                    if isinstance(inner, str):
+                        return inner
+                    out.merge(inner)
+            if name == "eval" and depth < 3:
+                inner = self._bash_write_words(" ".join(argv[1:]), None, depth + 1)
+                if isinstance(inner, str):
+                    return inner
+                out.merge(inner)
             for word in argv[1:]:
                 value = word.partition("=")[2] if word.startswith("-") or "=" in word else word
                 if value:
-                    paths.append(value)
-        return paths
+                    out.words.append(value)
+                if CODE_CHARS.search(word):
+                    out.words += code_paths(word)
+        if len(bases) > 1:
+            out.words = [j for w in out.words for j in _joined(w, bases)]
+        return out
 
     def _bash_write_targets(
         self, command: str, parsed: ParsedCommand | None, cwd: str
-    ) -> list[_Target] | str:
+    ) -> _WriteTargets | str:
         from .bash_syntax import shell_path
 
         words = self._bash_write_words(command, parsed)
         if isinstance(words, str):
             return words
-        targets = []
-        for given in words:
+        out = _WriteTargets([], words.unknown, words.unknown_args)
+        if words.lost:
+            out.unknown = out.unknown or "the line changes to a directory only known when it runs"
+        for given in [*words.words, *words.cd_words]:
             try:
                 lexical = shell_path(given, cwd)
             except ValueError:
                 continue
             if lexical is None:
-                return f"{given} is only known when the command runs"
-            targets.append(_Target(given, lexical, self._real(lexical)))
-        return targets
+                out.unknown = out.unknown or f"{given} is only known when the command runs"
+                continue
+            target = _Target(given, lexical, self._real(lexical))
+            if given in words.cd_words:
+                out.cd.append(target)
+            else:
+                out.targets.append(target)
+        return out
 
     def _bash_protected(self, command: str, parsed: ParsedCommand | None, cwd: str) -> str | None:
         """Why a command line that visibly writes a control file needs approval: output
         redirected into one, a command (not read-only) naming one as an operand
         (``cp x .git/hooks/pre-commit``, ``sed -i ... .bashrc``, ``cd .git``), or
         ``git config`` setting a value."""
-        targets = self._bash_write_targets(command, parsed, cwd)
-        if isinstance(targets, str):
-            return targets
-        for target in targets:
+        found = self._bash_write_targets(command, parsed, cwd)
+        if isinstance(found, str):
+            return found
+        if found.unknown is not None:
+            return found.unknown
+        for target in [*found.targets, *found.cd]:
             for path in (target.lexical, target.resolved):
                 why = path and protected(path, self.hook_files, ignore_case=self._ignore_case)
                 if why:
@@ -632,20 +710,31 @@ class Policy:
         self, command: str, parsed: ParsedCommand | None, cwd: str
     ) -> tuple[Rule, str, str] | None:
         """The Edit/Write deny rule (and the path) a line visibly writes under: the rules
-        hold for ``echo x > config/a`` and ``sed -i`` as they do for the Edit tool. A path
-        only known when the line runs is left to the ask of the mode (and the sandbox's
-        read-only mounts, where there is one)."""
-        if not self.edit_deny:
+        hold for ``echo x > config/a`` and ``sed -i`` as they do for the Edit tool. A
+        directory it writes into (``mv x config/``, ``tar x -C config``) with a rule
+        covering what lies below, or a file only known when it runs, asks (the path is
+        ""), as a Bash deny rule that cannot be checked does."""
+        rules = self.edit_deny
+        if not rules:
             return None
-        targets = self._bash_write_targets(command, parsed, cwd)
-        if isinstance(targets, str):
-            return None
-        for target in targets:
-            rule = self._path_rule(self.edit_deny, target, either=True) or self._same_file(
-                self.edit_deny, target
-            )
+        found = self._bash_write_targets(command, parsed, cwd)
+        if isinstance(found, str):
+            return rules[0], "", found
+        for target in found.targets:
+            rule = self._path_rule(rules, target, either=True) or self._same_file(rules, target)
             if rule is not None:
                 return rule, target.given, ""
+        for target in found.targets:
+            where = target.resolved or target.lexical
+            if not os.path.isdir(where):
+                continue
+            for rule in rules:
+                if rule.path is None or _covers_below(rule, where):
+                    why = f"it writes into the directory {target.given}, which the rule covers"
+                    return rule, "", why
+        unknown = found.unknown or found.unknown_args
+        if unknown is not None:
+            return rules[0], "", unknown
         return None
 
     def hidden_files(self, tool: str) -> HiddenFiles | None:
@@ -769,36 +858,59 @@ class Policy:
             return None
 
 
+def _message_only(name: str, simple: SimpleCommand) -> bool:
+    """Whether every word only known at run time is a git message (``git commit -m
+    "$(cat msg)"``): text, not a file."""
+    words = simple.words
+    return name == "git" and all(
+        w.text is not None and not w.expands
+        for i, w in enumerate(words)
+        if not (i and _message_flag(words[i - 1].text))
+    )
+
+
+def _message_flag(word: str | None) -> bool:
+    if word is None:
+        return False
+    return word == "--message" or (word[:1] == "-" and word[1:2] != "-" and word.endswith("m"))
+
+
+def _joined(word: str, bases: list[str]) -> list[str]:
+    if word.startswith(("/", "~")):
+        return [word]
+    return [os.path.join(base, word) if base else word for base in bases]
+
+
+def _covers_below(rule: Rule, directory: str) -> bool:
+    """Whether a path rule can match a file created below ``directory``."""
+    pattern = rule.path
+    assert pattern is not None
+    top = directory.rstrip("/") or "/"
+    root = pattern.root
+    if pattern.matches(top):
+        return True
+    if pattern.anchored:
+        return root == top or root.startswith(top + "/") or top.startswith(root + "/")
+    return top == pattern.base or top.startswith(pattern.base.rstrip("/") + "/")
+
+
 def _tracked_denied(directory: str, hidden: HiddenFiles) -> tuple[str | None, bool]:
     """A file of the git repository around ``directory`` that ``hidden`` denies and git
-    stores (``git ls-files``: what ``git show``/``log -p``/``archive`` print); complete is
-    False when git could not say (the caller then asks). No repository: (None, True)."""
-    top = directory
-    while not os.path.lexists(os.path.join(top, ".git")):
-        parent = os.path.dirname(top)
-        if parent == top:
-            return None, True
-        top = parent
-    from .readonly import harden_git
+    tracks (its index: what ``git show``/``log -p``/``archive`` print); complete is False
+    when the index could not be read (the caller then asks). No repository: (None, True)."""
+    from .git_index import UnreadableIndex, repository_top, tracked_paths
 
+    top = repository_top(directory)
+    if top is None:
+        return None, True
     try:
-        listed = subprocess.run(
-            ["git", "-C", top, "ls-files", "-z", "--cached"],
-            env=harden_git(os.environ),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        names = tracked_paths(top)
+    except UnreadableIndex:
         return None, False
-    if listed.returncode != 0:
-        return None, False
-    for name in listed.stdout.split(b"\0"):
-        if name:
-            path = os.path.join(top, os.fsdecode(name))
-            if hidden.named(path):
-                return path, True
+    for name in names:
+        path = os.path.join(top, name)
+        if hidden.named(path):
+            return path, True
     return None, True
 
 

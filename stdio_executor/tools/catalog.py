@@ -342,9 +342,11 @@ class ToolRegistry:
         if canonical is None:
             return None
         entry = self._entries[canonical]
-        if isinstance(entry.impl, Tool):
-            return entry.impl
-        module, _, attr = entry.impl.partition(":")
+        impl = entry.impl
+        # Not ``isinstance(impl, Tool)``: an ABC's check is a Python-level call, per call.
+        if not isinstance(impl, str):
+            return impl
+        module, _, attr = impl.partition(":")
         tool: Tool = getattr(importlib.import_module(module), attr)(entry.spec)
         entry.impl = tool
         return tool

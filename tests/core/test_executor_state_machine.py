@@ -42,6 +42,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -78,6 +79,7 @@ from stdio_executor.core import (
     ToolFinished,
     sibling_label,
 )
+from stdio_executor.core import executor as executor_module
 
 COMMANDS = ["false", "npm test -- --runInBand --reporter=verbose --coverage=false"]
 ToolSpec = tuple[int | None, bool, str, str | None, bool]
@@ -586,4 +588,17 @@ def test_executor_keeps_every_rule_under_random_commands() -> None:
     run_state_machine_as_test(
         ExecutorMachine,
         settings=settings(max_examples=200, stateful_step_count=40, deadline=None),
+    )
+
+
+@pytest.mark.parametrize("trim_at", [1, 2])
+def test_every_rule_holds_when_written_calls_are_trimmed_at_once(
+    monkeypatch: pytest.MonkeyPatch, trim_at: int
+) -> None:
+    """The same machine with a turn's written head dropped after every one or two results
+    (it is 256 in use), so every rule runs against trimmed turns."""
+    monkeypatch.setattr(executor_module, "_TRIM_AT", trim_at)
+    run_state_machine_as_test(
+        ExecutorMachine,
+        settings=settings(max_examples=100, stateful_step_count=40, deadline=None),
     )

@@ -20,7 +20,7 @@ import base64
 import io
 import os
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import IO, Any
 
 import anyio
@@ -57,9 +57,9 @@ _CHECK_EVERY_LINES = 1024
 # O_NONBLOCK: opening a FIFO must not hang; it is refused like any other non-file.
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _SKIP_CHUNK_CHARS = 64 * 1024
-# "     n\t" for the default window, made once: formatting numbers was a third of a small
-# Read's time.
-_PREFIXES = tuple(f"{n:>6}\t" for n in range(DEFAULT_LIMIT + 1))
+# "\n     n\t", the separator before line n and its number, for the default window, made
+# once: formatting numbers was a third of a small Read's time.
+_PREFIXES = tuple(f"\n{n:>6}\t" for n in range(DEFAULT_LIMIT + 1))
 
 
 class _ReadCall(msgspec.Struct):  # one per call
@@ -174,7 +174,7 @@ def _render(
     (``None``: ``head`` is the whole file)."""
     if not head:
         return ToolOutcome(EMPTY_NOTE)
-    extension = os.path.splitext(path)[1].lower()
+    extension = _extension(path)
     media_type = image_type(head)
     if media_type is not None:
         return _image(path, head, rest, media_type, check)
@@ -257,12 +257,37 @@ def _number_text(text: str, call: _ReadCall) -> tuple[int, str]:
         window = [line.removesuffix("\r") for line in window]
     if len(text) > MAX_LINE_CHARS and window and max(map(len, window)) > MAX_LINE_CHARS:
         window = [_cut(line, len(line)) for line in window]
-    end = call.offset + len(window)
+    return len(lines), _numbered(window, call.offset)
+
+
+def _numbered(window: list[str], first: int) -> str:
+    """The lines numbered from ``first``, as ``cat -n`` does, one per line.
+
+    Built as one ``join`` of prefixes and lines laid out by two slice assignments: joining
+    ``prefix + line`` for each line made a string per line and cost 3-4x as much
+    (bench/NOTES.md section 18).
+    """
+    if not window:
+        return ""
+    end = first + len(window)
+    parts: list[str] = [""] * (2 * len(window))
     if end <= len(_PREFIXES):
-        prefixes: Sequence[str] = _PREFIXES[call.offset : end]
+        parts[0::2] = _PREFIXES[first:end]
     else:
-        prefixes = [f"{n:>6}\t" for n in range(call.offset, end)]
-    return len(lines), "\n".join(map(str.__add__, prefixes, window))
+        parts[0::2] = [f"\n{n:>6}\t" for n in range(first, end)]
+    parts[1::2] = window
+    parts[0] = parts[0][1:]  # no line before the first
+    return "".join(parts)
+
+
+def _extension(path: str) -> str:
+    """``os.path.splitext(path)[1].lower()`` for a POSIX path, in a third of its time: the
+    text from the last dot of the last component, unless only dots come before that dot."""
+    sep = path.rfind("/")
+    dot = path.rfind(".")
+    if dot > sep and path[sep + 1 : dot].strip("."):
+        return path[dot:].lower()
+    return ""
 
 
 def _cut(line: str, length: int) -> str:

@@ -1,0 +1,174 @@
+"""What a Bash line writes, by class of spelling, through the real daemon.
+
+Two checks judge the files a line writes (docs/permissions.md, "Bash reads" and the
+control files): ``Edit(...)``/``Write(...)`` deny rules, in every mode, and the ask for a
+control file (``.git/hooks/...``) that no allow rule can skip. Each class below has
+spellings beyond the obvious one:
+
+- the working directory changed inside the line (``cd config && echo x > a``, ``pushd``,
+  a subshell, ``bash -c "cd config; ..."``);
+- names written inside code (``python3 -c 'open("config/a", "w")'``, ``node -e``, ``perl
+  -e``) and the commands of ``sh -c``/``bash -c``/``eval`` code;
+- a directory written into, the names only known when it runs (``mv x config/``, ``cp -t
+  config``, ``tar x -C config``, ``find -exec cp {} config/``, ``xargs cp``, ``env -C``);
+- a target only known when the line runs (``> $PWD/config/a``, ``> conf*/a``, a brace),
+  and redirections the shell parser cannot read (``1<>config/a``): the line asks.
+
+The OS sandbox is off: the parser is the only line here. The proof is the file on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from daemon_harness import run_daemon, tool_use
+
+from stdio_executor.protocol import Drained
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    (ws / "config").mkdir(parents=True)
+    (ws / "config" / "a").write_text("orig\n")
+    (ws / "docs").mkdir()
+    (ws / "in.txt").write_text("new\n")
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    return ws
+
+
+def _untouched(ws: Path) -> bool:
+    config = ws / "config"
+    hooks = [p.name for p in (ws / ".git" / "hooks").iterdir() if not p.name.endswith(".sample")]
+    return (
+        sorted(p.name for p in config.iterdir()) == ["a"]
+        and (config / "a").read_text() == "orig\n"
+        and not hooks
+    )
+
+
+def _run_each(
+    ws: Path, commands: list[str], settings: Mapping[str, object], mode: str
+) -> list[str]:
+    """Each command in its own turn; those that ran or changed a protected file."""
+    args = ("--settings", json.dumps(settings), "--permission-mode", mode, "--sandbox", "off")
+    wrong = []
+    with run_daemon(ws, "--no-prompt", *args) as d:
+        for i, command in enumerate(commands):
+            d.send(tool_use(f"w{i}", command))
+            result = d.result(f"w{i}")
+            d.send({"type": "drain"})
+            d.wait_for(lambda e: isinstance(e, Drained))
+            if result.meta.status != "denied" or not _untouched(ws):
+                wrong.append(f"{command!r}: {result.meta.status}: {str(result.content)[:160]}")
+            d.send(tool_use(f"back{i}", f"cd {ws}"))
+            d.result(f"back{i}")
+    return wrong
+
+
+DENY = {"permissions": {"deny": ["Edit(./config/**)"]}}
+
+DIRECTORY_CHANGES = [
+    "cd config && echo x > a",
+    "cd config; cp ../in.txt a",
+    "pushd config; touch new",
+    "(cd config && rm a)",
+    "builtin cd config; echo x >> a",
+    "cd docs; cd ../config; truncate -s0 a",
+    'bash -c "cd config; echo x > a"',
+]
+
+CODE = [
+    'python3 -c \'open("config/a","w").write("x")\'',
+    'perl -e \'open(F,">config/a"); print F "x"\'',
+    'node -e \'require("fs").writeFileSync("config/b","x")\'',
+    "sh -c 'echo x > config/a'",
+    "eval 'echo x > config/a'",
+    "bash -c 'sh -c \"touch config/b\"'",
+]
+
+DIRECTORIES = [
+    "mv in.txt config/",
+    "cp -t config in.txt",
+    "cp in.txt config",
+    "tar cf t.tar in.txt && tar xf t.tar -C config",
+    "find . -name in.txt -exec cp {} config/ \\;",
+    "echo in.txt | xargs -I{} cp {} config/",
+    "env -C config touch new",
+    "rsync -a docs/ config/",
+]
+
+RUN_TIME = [
+    "echo x > $PWD/config/a",
+    "echo x > conf*/a",
+    "echo x > {config,zz}/a",
+    "printf x 1<>config/a",
+    "cd $PWD/config && echo x > a",
+    "f=config/a; echo x > $f",
+    "cp in.txt $(echo config)/a",
+]
+
+
+@pytest.mark.parametrize(
+    "commands",
+    [DIRECTORY_CHANGES, CODE, DIRECTORIES, RUN_TIME],
+    ids=["directory-changes", "code", "directories", "run-time"],
+)
+def test_edit_deny_rules_hold_for_every_spelling_of_a_write(ws: Path, commands: list[str]) -> None:
+    assert _run_each(ws, commands, DENY, "bypassPermissions") == []
+
+
+ALLOWED = {
+    "permissions": {
+        "allow": [f"Bash({p}:*)" for p in ("echo", "python3", "cd", "bash", "touch", "cp", "tar")]
+    }
+}
+
+CONTROL_FILES = [
+    "cd .git/hooks && echo x > pre-commit",
+    "cd .git; cd hooks; touch pre-commit",
+    "(cd .git/hooks; touch post-checkout)",
+    "echo x > $PWD/.git/hooks/pre-commit",
+    "echo x > .gi?/hooks/pre-commit",
+    'python3 -c \'open(".git/hooks/pre-commit","w").write("x")\'',
+    'bash -c "echo x > .git/hooks/pre-commit"',
+    "cp in.txt .git/hooks/pre-commit",
+    "tar cf t.tar in.txt; tar xf t.tar -C .git/hooks",
+]
+
+
+def test_a_control_file_write_asks_whatever_the_allow_rules(ws: Path) -> None:
+    assert _run_each(ws, CONTROL_FILES, ALLOWED, "default") == []
+
+
+STILL_RUN = [
+    "echo x > other.txt",
+    "cp in.txt out.txt",
+    "mkdir -p build && touch build/x",
+    "cd docs && echo x > b.txt",
+    'python3 -c \'open("docs/c.txt","w").write("x")\'',
+    'git add -A && git -c user.email=t@t -c user.name=t commit -qm "$(echo a message)"',
+    "mv out.txt docs/",
+]
+
+
+def test_writes_elsewhere_still_run(ws: Path) -> None:
+    args = ("--settings", json.dumps(DENY), "--permission-mode", "bypassPermissions")
+    wrong = []
+    with run_daemon(ws, "--no-prompt", *args, "--sandbox", "off") as d:
+        for i, command in enumerate(STILL_RUN):
+            d.send(tool_use(f"w{i}", command))
+            result = d.result(f"w{i}")
+            d.send({"type": "drain"})
+            d.wait_for(lambda e: isinstance(e, Drained))
+            d.send(tool_use(f"back{i}", f"cd {ws}"))
+            d.result(f"back{i}")
+            if result.meta.status != "success":
+                wrong.append(f"{command!r}: {result.meta.status}: {str(result.content)[:160]}")
+    assert wrong == []
+    assert (ws / "docs" / "out.txt").exists() and (ws / "build" / "x").exists()
+    assert _untouched(ws)
