@@ -53,9 +53,12 @@ _PROGRESS_INTERVAL_S = 0.1
 _PROGRESS_MAX_CHARS = 8_192  # bytes of output per progress event, newest kept
 # The output pipe is raised to 1 MiB (Linux's default cap for a user) and read up to that
 # much at a time: with the default 64 KiB, a command writing a gigabyte woke the event loop
-# 16,000 times and the daemon kept up at a quarter of `cat`'s speed (bench/NOTES.md).
+# 16,000 times and the daemon kept up at a quarter of `cat`'s speed (bench/NOTES.md). It is
+# raised only once a read finds the pipe full (``_Reader``): most commands write a few lines,
+# and the resize (a system call and a 10 KB ring allocation) was a tenth of a call's start.
 _PIPE_SIZE = 1024 * 1024
 _READ_SIZE = _PIPE_SIZE
+_DEFAULT_PIPE_SIZE = 64 * 1024
 
 # $1: file that receives the final working directory; $2: the command. The EXIT trap also
 # fires when the command calls `exit`, so `cd x && exit 3` still moves the session.
@@ -201,7 +204,8 @@ class BashTool(Tool):
             sink = self._sink(ctx)
         cwd_file: str | None = None
         argv = ["/bin/bash", "-c", call.command]
-        if _may_change_directory(call.command):
+        kwargs = _spawn_kwargs(spawn, ctx, read_only=call.info.read_only)
+        if _may_change_directory(call.command, kwargs.get("env")):
             # A sandboxed shell may not write the spill directory: it has one of its own.
             sandbox = ctx.session.sandbox
             where = sandbox.cwd_dir if spawn is not None and sandbox is not None else ""
@@ -217,7 +221,7 @@ class BashTool(Tool):
                 stdout=write_fd,
                 stderr=subprocess.STDOUT,
                 cwd=cwd,
-                **_spawn_kwargs(spawn, ctx, read_only=call.info.read_only),
+                **kwargs,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             os.close(read_fd)
@@ -299,8 +303,11 @@ class BashTool(Tool):
         )
 
 
-def _may_change_directory(command: str) -> bool:
-    if "BASH_ENV" in os.environ:  # its functions could change directory under any name
+def _may_change_directory(command: str, env: Mapping[str, str] | None = None) -> bool:
+    """``env``: the shell's environment (None: the daemon's). A plain dict is asked
+    directly: ``in os.environ`` costs ~2 us (a KeyError raised inside), on every call."""
+    if "BASH_ENV" in (os.environ if env is None else env):
+        # Its functions could change directory under any name.
         return True
     text = command.translate(_UNQUOTE)
     return _MAY_CHANGE_DIRECTORY.search(text) is not None
@@ -385,13 +392,19 @@ def _release(spawn: Spawn | None, ctx: ToolContext) -> None:
 
 
 def _output_pipe() -> tuple[int, int]:
-    """The shell's stdout+stderr: a pipe as large as the system allows, read end
-    non-blocking (``os.pipe`` fds are close-on-exec, so no other child holds it open)."""
+    """The shell's stdout+stderr: a pipe, read end non-blocking (``os.pipe`` fds are
+    close-on-exec, so no other child holds it open); ``_Reader`` enlarges it once a
+    command fills it."""
     read_fd, write_fd = os.pipe()
-    with contextlib.suppress(OSError, AttributeError):
-        fcntl.fcntl(read_fd, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
     os.set_blocking(read_fd, False)
     return read_fd, write_fd
+
+
+def _enlarge_pipe(fd: int) -> None:
+    """As large as the system allows (``_PIPE_SIZE``): a command writing fast gets fewer,
+    larger reads. Growing a pipe in use keeps what is in it."""
+    with contextlib.suppress(OSError, AttributeError):
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_SIZE)
 
 
 async def _pump(
@@ -448,6 +461,7 @@ class _Reader:
         self._drain_timer: asyncio.TimerHandle | None = None
         self._eof = False
         self._reading = True
+        self._enlarged = False
         loop.add_reader(fd, self._on_readable)
         self._deadline_timer = (
             loop.call_at(deadline, self._on_deadline) if deadline != math.inf else None
@@ -488,6 +502,9 @@ class _Reader:
                 if self._process.gone:
                     self._finish(False)
                 return
+            if len(chunk) >= _DEFAULT_PIPE_SIZE and not self._enlarged:
+                self._enlarged = True  # the pipe was full: a command that writes fast
+                _enlarge_pipe(self._fd)
             self._sink.write(chunk)
             self._keep_newest(chunk)
             now = self._loop.time()
