@@ -175,6 +175,8 @@ class ReadOperands(msgspec.Struct, frozen=True):
     # ``tar c secrets``, ``find . -exec cat {} +``), and globs of such words.
     trees: list[str] = []
     tree_globs: list[str] = []
+    # Trees walked by a program that skips hidden files unless told (``rg KEY``).
+    visible_trees: list[str] = []
     # The same for programs not known either way (``ruff check .``, ``docker build .``).
     maybe_trees: list[str] = []
     maybe_tree_globs: list[str] = []
@@ -360,6 +362,12 @@ _RECURSIVE = frozenset(
     | {"rg", "ag", "ack", "ack-grep", "ugrep", "ug"}
 )
 _RECURSE_VALUE = frozenset({"-d", "--directories"})
+# Walkers that skip hidden files and directories (``.env``, ``.git``) unless one of these
+# options (or ``-uu``) is given.
+_SKIPS_HIDDEN = {
+    "rg": frozenset({"--hidden", "-.", "--unrestricted"}),
+    "ag": frozenset({"--hidden", "-u", "--unrestricted"}),
+}
 # Programs that search the working directory when given no path.
 _WALKERS = frozenset({"rg", "ag", "ack", "ack-grep", "pt", "sift", "ugrep", "ug"})
 # git commands that print what the repository stores (any tracked file's contents).
@@ -433,6 +441,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
     globs: list[str] = []
     trees: list[str] = []
     tree_globs: list[str] = []
+    visible_trees: list[str] = []
     maybe_trees: list[str] = []
     maybe_tree_globs: list[str] = []
     git_trees: list[str] = []
@@ -469,9 +478,13 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
         if name in _NO_FILE_OPERANDS:
             continue
         walks_found = False
+        tree_count = len(trees)
         if contents and name in _NAMES_ONLY:
-            if name != "find" or not any(w.text in _FIND_RUNS for w in rest):
-                continue
+            actions = [rest[i + 1].text for i, w in enumerate(rest[:-1]) if w.text in _FIND_RUNS]
+            if name != "find" or all(
+                a.rpartition("/")[2] in _NAMES_ONLY | _NO_FILE_OPERANDS for a in actions
+            ):
+                continue  # `find . -name '*.tmp' -exec rm {} +` reads no contents
             walks_found = True  # `find . -exec cat {} +`: what it runs reads what it finds
         git_sub, git_dir = _git_command(rest) if name == "git" else ("", ".")
         git_shows = name == "git" and _git_shows(git_sub, rest)
@@ -557,6 +570,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
                 globs += inner.globs
                 trees += inner.trees
                 tree_globs += inner.tree_globs
+                visible_trees += inner.visible_trees
                 maybe_trees += inner.maybe_trees
                 maybe_tree_globs += inner.maybe_tree_globs
                 git_trees += inner.git_trees
@@ -595,8 +609,22 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
                     tree_globs += _from_bases(word.text, bases)
                 elif maybe:
                     maybe_tree_globs += _from_bases(word.text, bases)
+        if name in _SKIPS_HIDDEN and not any(
+            w.text in _SKIPS_HIDDEN[name] or w.text.startswith("-uu") for w in rest
+        ):
+            visible_trees += trees[tree_count:]
+            del trees[tree_count:]
     return ReadOperands(
-        paths, globs, unknown, dynamic, trees, tree_globs, maybe_trees, maybe_tree_globs, git_trees
+        paths,
+        globs,
+        unknown,
+        dynamic,
+        trees,
+        tree_globs,
+        visible_trees,
+        maybe_trees,
+        maybe_tree_globs,
+        git_trees,
     )
 
 

@@ -22,7 +22,7 @@ import os
 import stat
 from collections.abc import Sequence
 
-from .rules import Rule
+from .rules import PathPattern, Rule, _relative
 
 __all__ = ["HiddenFiles", "denied_identities"]
 
@@ -48,15 +48,39 @@ def denied_identities(rules: Sequence[Rule]) -> frozenset[Identity] | None:
             continue
         roots.setdefault(pattern.root, []).append(rule)
     for root, group in roots.items():
+        patterns = [r.path for r in group if r.path is not None]
+        # A file is named when its own name or path matches, or a directory above it does
+        # (tested once per directory, on the way down).
+        denied_dirs = {root} if any(p.matches(root) for p in patterns) else set()
         for directory, dirs, files in os.walk(root):
             budget -= len(dirs) + len(files)
             if budget < 0:
                 return None
+            inherited = directory in denied_dirs
+            for name in dirs:
+                path = os.path.join(directory, name)
+                if inherited or _own_match(patterns, path, name, True):
+                    denied_dirs.add(path)
             for name in files:
                 path = os.path.join(directory, name)
-                if any(r.path is not None and r.path.matches(path) for r in group):
+                if inherited or _own_match(patterns, path, name, False):
                     _add(path, found)
     return frozenset(found)
+
+
+def _own_match(patterns: Sequence[PathPattern], path: str, name: str, is_dir: bool) -> bool:
+    """Whether a pattern matches ``path`` itself (not a directory above it): its name for
+    a pattern matched at any depth, its path from the base for an anchored one."""
+    for pattern in patterns:
+        if pattern.dir_only and not is_dir:
+            continue
+        if pattern.anchored:
+            rel = _relative(path, pattern.base, pattern.ignore_case)
+            if rel and pattern.regex.fullmatch(rel):
+                return True
+        elif pattern.regex.fullmatch(name):
+            return True
+    return False
 
 
 def _add(path: str, found: set[Identity]) -> None:
@@ -121,16 +145,23 @@ class HiddenFiles:
                 return False
         return self.same_as_denied(st)
 
-    def first_below(self, top: str, budget: int = _MAX_BELOW) -> tuple[str | None, bool]:
+    def first_below(
+        self, top: str, budget: int = _MAX_BELOW, *, skip_hidden: bool = False
+    ) -> tuple[str | None, bool]:
         """A denied file or directory at or below the directory ``top`` (absolute,
         resolved), by name or as a hard link, and whether the look was complete (False:
         more than ``budget`` entries; the caller must assume the worst). Symbolic links
-        below are not followed (a program that follows them is asked about anyway)."""
+        below are not followed (a program that follows them is asked about anyway);
+        ``skip_hidden``: names starting with a dot are neither matched nor entered."""
         rules = [r for r in self.rules if r.path is not None and _overlaps(r.path.root, top)]
         if not rules:
             return None, True
         if self.named(top):
             return top, True
+        # Each entry's own name (a pattern matched at any depth) or its path from the
+        # pattern's base (an anchored one) is all there is left to test: the directories
+        # above it were tested on the way down, and ``top`` and those above it just now.
+        patterns = [r.path for r in rules if r.path is not None]
         stack = [top]
         while stack:
             try:
@@ -142,25 +173,29 @@ class HiddenFiles:
                     budget -= 1
                     if budget < 0:
                         return None, False
+                    if skip_hidden and entry.name.startswith("."):
+                        continue  # `rg` without --hidden never reads it
                     try:
-                        if self._names(rules, entry):
+                        is_dir = entry.is_dir(follow_symlinks=False)
+                        if _own_match(patterns, entry.path, entry.name, is_dir):
                             return entry.path, True
-                        if entry.is_dir(follow_symlinks=False):
+                        if is_dir:
                             stack.append(entry.path)
-                        elif entry.is_file(follow_symlinks=False) and self.same_as_denied(
-                            entry.stat(follow_symlinks=False)
-                        ):
-                            return entry.path, True
+                            continue
+                        if not entry.is_file(follow_symlinks=False):
+                            continue
+                        st = entry.stat(follow_symlinks=False)
                     except OSError:
                         continue
+                    if st.st_nlink > 1:
+                        if not self._computed:
+                            self._identities = denied_identities(self.rules)
+                            self._computed = True
+                        if self._identities is None:
+                            return None, False  # another name of a denied file? too much to tell
+                        if (st.st_dev, st.st_ino) in self._identities:
+                            return entry.path, True
         return None, True
-
-    @staticmethod
-    def _names(rules: Sequence[Rule], entry: os.DirEntry[str]) -> bool:
-        def is_dir(_: str) -> bool:
-            return entry.is_dir(follow_symlinks=False)
-
-        return any(r.path is not None and r.path.matches(entry.path, is_dir) for r in rules)
 
     def same_as_denied(self, st: os.stat_result) -> bool:
         """A file with several names: is one of them denied?"""

@@ -121,6 +121,7 @@ class _Reads(msgspec.Struct):
     unknown: str | None  # why some of it is only known when it runs
     dynamic: bool  # a file it reads is named only when it runs
     trees: list[_Target] = []  # directories it descends into
+    visible_trees: list[_Target] = []  # the same, hidden files and directories skipped
     maybe_trees: list[_Target] = []  # directories a program not known either way is given
     git_trees: list[_Target] = []  # directories whose repository's stored files it prints
 
@@ -370,6 +371,7 @@ class Policy:
             [*found.paths, *(r for r in reads if r is not None)], found.globs, cwd
         )
         trees, unknown_tree = self._expand(found.trees, found.tree_globs, cwd)
+        visible, _ = self._expand(found.visible_trees, [], cwd)
         maybe, unknown_maybe = self._expand(found.maybe_trees, found.maybe_tree_globs, cwd)
         git_trees, _ = self._expand(found.git_trees, [], cwd)
         return _Reads(
@@ -377,6 +379,7 @@ class Policy:
             found.unknown or unknown or unknown_tree or unknown_maybe,
             dynamic,
             trees=trees,
+            visible_trees=visible,
             maybe_trees=maybe,
             git_trees=git_trees,
         )
@@ -454,10 +457,11 @@ class Policy:
             if rule is not None:
                 return rule, target.given, ""
         hidden = HiddenFiles(rules)
-        for target in found.trees:
+        walked = [(t, False) for t in found.trees] + [(t, True) for t in found.visible_trees]
+        for target, skip_hidden in walked:
             if target.resolved is None or not os.path.isdir(target.resolved):
                 continue
-            below, complete = hidden.first_below(target.resolved)
+            below, complete = hidden.first_below(target.resolved, skip_hidden=skip_hidden)
             if not complete:
                 why = f"there is too much below {target.given} to look through"
                 return rules[0], "", why  # it asks
