@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import msgspec
 
 from ..hooks.config import DEFAULT_TIMEOUT_S, HookCommand, HookGroup, Hooks, compile_matcher
+from ..regular_file import read_regular
 from ..sandbox.settings import SettingsSource
 from .rules import Rule, RuleError, parse_rule
 from .settings_model import MODES, HookGroupModel, SettingsFile, SettingsShapeError, decode
@@ -211,10 +212,13 @@ def _held_back(
     return HeldBack(tuple(files), tuple(allow), mode, tuple(dirs), tuple(hooks), sandbox)
 
 
+_MAX_SETTINGS = 16 * 1024 * 1024
+
+
 def _read(path: str) -> SettingsFile:
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        # A repository's own file: a FIFO must not hang start-up (``read_regular``).
+        data = read_regular(path, _MAX_SETTINGS)
     except OSError as exc:
         raise SettingsError(path, f"cannot be read: {exc}") from None
     try:
