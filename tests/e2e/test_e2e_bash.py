@@ -8,7 +8,7 @@ from pathlib import Path
 
 from daemon_harness import group_members, is_type, run_daemon, tool_use, wait_until
 
-from stdio_executor.protocol import Drained, Progress
+from stdio_executor.protocol import Drained, Progress, ToolResult
 
 
 def test_large_output_is_spilled_to_a_file_with_a_preview(tmp_path: Path) -> None:
@@ -37,6 +37,24 @@ def test_chatty_output_is_coalesced_into_few_progress_events(tmp_path: Path) -> 
         assert 1 <= len(progress) < 100
         # Whatever was shown or elided, the stream ends on the last line.
         assert d.output_of("chat").endswith("line 2000\n")
+
+
+def test_output_held_back_for_coalescing_is_sent_while_the_command_still_runs(
+    tmp_path: Path,
+) -> None:
+    # "a" goes out at once; "b", 50 ms later, falls inside the coalescing interval and
+    # waits for its timer. The command then waits for a file the test creates only once
+    # "b" was shown: output held back until EOF (a lost timer) would never arrive.
+    go = tmp_path / "go"
+    command = f"printf a; sleep 0.05; printf b; while [ ! -e {go} ]; do sleep 0.02; done; printf c"
+    with run_daemon(tmp_path) as d:
+        d.send(tool_use("held", command))
+        d.wait_for(lambda _: "b" in d.output_of("held"), timeout=10)
+        assert d.of_type(ToolResult) == []  # still running: "b" came from the timer
+        go.touch()
+        result = d.result("held")
+        assert result.content == "abc"
+        assert d.output_of("held") == "abc"
 
 
 def test_timeout_stops_the_command_keeps_partial_output_and_cancels_siblings(
