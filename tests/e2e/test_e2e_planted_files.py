@@ -48,3 +48,24 @@ def test_a_planted_mcp_json_fifo_does_not_hang_a_trusting_start(tmp_path: Path) 
     # Not a regular file: not a config file at all (skipped, as an absent one is).
     assert '"type":"ready"' in done.stdout, done.stderr
     assert done.returncode == 0, done.stderr
+
+
+def test_a_hosts_settings_may_come_through_a_pipe(tmp_path: Path) -> None:
+    """``--settings <(jq ...)`` is the host's own choice: a pipe there is read, not refused."""
+    import threading
+
+    pipe = tmp_path / "settings.pipe"
+    os.mkfifo(pipe)
+
+    def feed() -> None:
+        with open(pipe, "w") as f:
+            f.write('{"permissions": {"deny": ["Bash(rm:*)"]}}')
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done = _start(ws, "--no-prompt", "--settings", str(pipe))
+    writer.join(timeout=5)
+    assert done.returncode == 0, done.stderr
+    assert '"type":"ready"' in done.stdout
