@@ -499,10 +499,11 @@ class Executor:
 
     def _on_finished(self, event: ToolFinished, actions: list[Action]) -> None:
         turn = self.turn if event.turn is None else event.turn
-        zombie = self._zombies.pop((turn, event.tool_use_id), None)
-        if zombie is not None:
-            self._stopped_running(zombie)
-            return
+        if self._zombies:  # rarely any: no key built per finish
+            zombie = self._zombies.pop((turn, event.tool_use_id), None)
+            if zombie is not None:
+                self._stopped_running(zombie)
+                return
         tool = self._open.by_id.get(event.tool_use_id) if self._open else None
         if tool is None or tool.state is not _EXECUTING or tool.turn != turn:
             raise ExecutorError(f"finish reported for a tool that is not running: {event}")
@@ -658,8 +659,8 @@ class Executor:
 
     def _schedule(self, actions: list[Action]) -> None:
         turn = self._open
-        if turn is None or self._running_unsafe:
-            return  # a running unsafe tool runs alone
+        if turn is None or self._running_unsafe or self._running >= self.max_concurrency:
+            return  # a running unsafe tool runs alone; no slot is free for anything
         tools = turn.tools
         while turn.next_queued < len(tools) and tools[turn.next_queued].state is not _QUEUED:
             turn.next_queued += 1

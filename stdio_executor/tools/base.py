@@ -22,7 +22,15 @@ if TYPE_CHECKING:
     from .output import OutputSink
     from .session import Session
 
-__all__ = ["InputError", "Tool", "ToolContext", "ToolOutcome", "ToolSpec", "describe_value"]
+__all__ = [
+    "InputError",
+    "Tool",
+    "ToolContext",
+    "ToolOutcome",
+    "ToolSpec",
+    "describe_value",
+    "normalized",
+]
 
 Content = str | list[dict[str, Any]]
 ReadOnly = Literal["always", "never", "per_input"]
@@ -93,6 +101,15 @@ class ToolOutcome(msgspec.Struct):  # one per call; never mutated (copies: struc
         return self.status or ("error" if self.is_error else "success")
 
 
+def normalized(path: str) -> str:
+    """``os.path.normpath(path)``, without its work for an absolute path with no empty, "."
+    or ".." component and no trailing slash (already normal): normpath is Python code on
+    3.11, ~1 us per call (bench/NOTES.md section 18)."""
+    if path[:1] != "/" or "//" in path or "/." in path or path[-1] == "/":
+        return os.path.normpath(path)
+    return path
+
+
 class ToolContext(msgspec.Struct):
     """What the runtime lends one running tool call."""
 
@@ -115,11 +132,7 @@ class ToolContext(msgspec.Struct):
     def resolve(self, path: str) -> str:
         """A tool's path argument, absolute or relative to the session's working directory."""
         if path[:1] == "/":  # the common case, without expanduser's and join's work
-            if "//" in path or "/." in path or path[-1] == "/":
-                return os.path.normpath(path)
-            # No empty, "." or ".." component and no trailing slash: already normal
-            # (normpath is Python code on 3.11, ~1 us per call; bench/NOTES.md section 18).
-            return path
+            return normalized(path)
         return os.path.normpath(os.path.join(self.cwd, os.path.expanduser(path)))
 
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stdio_executor.confine import Confinement, inside
-from stdio_executor.tools.base import ToolContext
+from stdio_executor.tools.base import ToolContext, normalized
 from stdio_executor.tools.files import read
 
 lines_st = st.lists(st.text(alphabet="ab\t\r é", max_size=8), max_size=40)
@@ -69,6 +69,8 @@ def test_resolve_of_an_absolute_path_is_normpath(tail: str) -> None:
     ctx = ToolContext(tool_use_id="t", cwd="/w", session=None, progress=print)  # type: ignore[arg-type]
     path = "/" + tail
     assert ctx.resolve(path) == os.path.normpath(path)
+    assert normalized(path) == os.path.normpath(path)
+    assert normalized(tail) == os.path.normpath(tail)  # relative: always normpath's answer
 
 
 roots_st = st.lists(st.sampled_from(["/w", "/w/", "/W/x", "/", "/wx", "/w/sub"]), max_size=3)

@@ -35,7 +35,7 @@ import msgspec
 
 from ...confine import Confinement
 from ...globs import expand_braces, path_regex
-from ..base import Tool, ToolContext, ToolOutcome
+from ..base import Tool, ToolContext, ToolOutcome, normalized
 from ..inputs import GlobInput, parse
 from .dircache import CHECK_EVERY, LISTINGS, Listing
 from .results import Check, finish, input_error, outside_now, tool_error
@@ -161,7 +161,7 @@ def glob_files(
         # An absolute pattern names its own directory: its literal part is the base.
         base, pattern = _split_literal(pattern)
     pattern, prefix, rest, depth = _plan(pattern)
-    start = os.path.normpath(os.path.join(base, *prefix) if prefix else base)
+    start = normalized(os.path.join(base, *prefix)) if prefix else normalized(base)
     opened: int | None = None
     is_base = False
     if confine is not None:
