@@ -14,9 +14,12 @@ from __future__ import annotations
 import os
 import struct
 
+from ..regular_file import read_regular
+
 __all__ = ["UnreadableIndex", "repository_top", "tracked_paths"]
 
-_MAX_INDEX = 256 * 1024 * 1024
+_MAX_INDEX = 64 * 1024 * 1024  # a 100,000-file repository's index is ~10 MB
+_MAX_GITFILE = 4096
 _ENTRY_FIXED = 62  # ctime..sha1 (60 bytes) and the 16-bit flags
 
 
@@ -40,9 +43,8 @@ def _index_file(top: str) -> str:
     if os.path.isdir(dot_git):
         return os.path.join(dot_git, "index")
     try:
-        with open(dot_git, encoding="utf-8") as f:
-            line = f.readline().strip()
-    except (OSError, UnicodeDecodeError) as e:
+        line = _read_regular(dot_git, _MAX_GITFILE).decode("utf-8").partition("\n")[0].strip()
+    except UnicodeDecodeError as e:
         raise UnreadableIndex(str(e)) from e
     if not line.startswith("gitdir:"):
         raise UnreadableIndex(".git is neither a directory nor a gitdir file")
@@ -54,13 +56,10 @@ def tracked_paths(top: str) -> list[str]:
     """The index's paths, relative to ``top``; [] when the repository has no index yet."""
     path = _index_file(top)
     try:
-        with open(path, "rb") as f:
-            data = f.read(_MAX_INDEX + 1)
+        data = _read_regular(path, _MAX_INDEX)
     except FileNotFoundError:
         return []
-    except OSError as e:
-        raise UnreadableIndex(str(e)) from e
-    if len(data) > _MAX_INDEX or len(data) < 12 or data[:4] != b"DIRC":
+    if len(data) < 12 or data[:4] != b"DIRC":
         raise UnreadableIndex("not an index file")
     version, count = struct.unpack(">II", data[4:12])
     if version not in (2, 3, 4):
@@ -94,6 +93,15 @@ def tracked_paths(top: str) -> list[str]:
     if _has_extension(data, at, b"link"):
         raise UnreadableIndex("a split index: entries live in a shared index")
     return names
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    try:
+        return read_regular(path, limit)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise UnreadableIndex(str(e)) from e
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 import msgspec
 
 from ..hooks.config import DEFAULT_TIMEOUT_S, HookCommand, HookGroup, Hooks, compile_matcher
+from ..regular_file import read_regular
 from ..sandbox.settings import SettingsSource
 from .rules import Rule, RuleError, parse_rule
 from .settings_model import MODES, HookGroupModel, SettingsFile, SettingsShapeError, decode
@@ -134,7 +135,7 @@ def load_settings(
     for name in ("settings.json", "settings.local.json"):
         path = os.path.join(workspace, ".claude", name)
         if os.path.exists(path):
-            sources.append((path, _read(path), project_dir(path), True))
+            sources.append((path, _read(path, planted=True), project_dir(path), True))
     for arg in extra:
         if arg.lstrip().startswith("{"):
             label = "--settings (inline JSON)"
@@ -211,10 +212,19 @@ def _held_back(
     return HeldBack(tuple(files), tuple(allow), mode, tuple(dirs), tuple(hooks), sandbox)
 
 
-def _read(path: str) -> SettingsFile:
+_MAX_SETTINGS = 16 * 1024 * 1024
+
+
+def _read(path: str, *, planted: bool = False) -> SettingsFile:
+    """``planted``: the workspace's own file, read as ``read_regular`` reads (a FIFO in its
+    place must not hang start-up). A host's ``--settings`` path may be a pipe on purpose
+    (``--settings <(jq ...)``)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        if planted:
+            data = read_regular(path, _MAX_SETTINGS)
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
     except OSError as exc:
         raise SettingsError(path, f"cannot be read: {exc}") from None
     try:

@@ -37,6 +37,7 @@ import msgspec
 
 from .. import __version__
 from ..processes import Child, spawn_group, stop_group
+from ..regular_file import read_regular
 from .base import InputError, Tool, ToolContext, ToolOutcome, ToolSpec
 from .host import MAX_RESULT_BYTES, limit_content
 from .json_schema import SchemaInput, schema_problem
@@ -109,8 +110,8 @@ def load_mcp_config(path: str) -> list[McpServerConfig]:
     ``${VAR}`` and ``${VAR:-default}`` are expanded in command, args, env, url and headers.
     """
     try:
-        with open(path, "rb") as f:
-            data = msgspec.json.decode(f.read())
+        # A repository's own `.mcp.json`: a FIFO must not hang start-up (``read_regular``).
+        data = msgspec.json.decode(read_regular(path, 16 * 1024 * 1024))
     except OSError as exc:
         raise McpConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     except msgspec.DecodeError as exc:

@@ -85,3 +85,30 @@ def test_what_it_cannot_read_is_said(tmp_path: Path) -> None:
     _git(repo, "update-index", "--split-index")
     with pytest.raises(UnreadableIndex):
         tracked_paths(str(repo))
+
+
+def test_a_hostile_repository_cannot_block_or_flood_the_check(tmp_path: Path) -> None:
+    """A FIFO in place of the index or of the ``.git`` file would block a plain open
+    forever (in the event loop): both are refused at once, as is a huge index."""
+    import os
+
+    fifo_repo = tmp_path / "fifo"
+    (fifo_repo / ".git").mkdir(parents=True)
+    os.mkfifo(fifo_repo / ".git" / "index")
+    with pytest.raises(UnreadableIndex):
+        tracked_paths(str(fifo_repo))
+    gitfile = tmp_path / "gitfile"
+    gitfile.mkdir()
+    os.mkfifo(gitfile / ".git")
+    with pytest.raises(UnreadableIndex):
+        tracked_paths(str(gitfile))
+    pointed = tmp_path / "pointed"
+    pointed.mkdir()
+    (pointed / ".git").write_text("gitdir: /dev\n")  # /dev/index: absent, so no index
+    assert tracked_paths(str(pointed)) == []
+    (pointed / ".git").write_text(f"gitdir: {tmp_path / 'big'}\n")
+    (tmp_path / "big").mkdir()
+    with open(tmp_path / "big" / "index", "wb") as f:
+        f.truncate(65 * 1024 * 1024)  # sparse: no disk used
+    with pytest.raises(UnreadableIndex):
+        tracked_paths(str(pointed))
