@@ -161,7 +161,7 @@ def analyze(command: str) -> CommandInfo:
     return CommandInfo(read_only, exit_1_ok)
 
 
-class ReadOperands(msgspec.Struct, frozen=True):
+class ReadOperands(msgspec.Struct):
     """The words of a read-only line that may name a file it reads or lists."""
 
     paths: list[str]  # literal: operands, option values, input redirections
@@ -182,6 +182,15 @@ class ReadOperands(msgspec.Struct, frozen=True):
     maybe_tree_globs: list[str] = []
     # Directories whose git repository's stored files a command prints (``git log -p``).
     git_trees: list[str] = []
+
+    def merge(self, other: ReadOperands) -> None:
+        """Take in what code run by the line reads (``sh -c``, ``eval``)."""
+        for name in self.__struct_fields__:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, list):
+                mine += theirs
+        self.unknown = self.unknown or other.unknown
+        self.dynamic = self.dynamic or other.dynamic
 
 
 # Programs that read or list no file named by an operand (``test -e`` reveals existence
@@ -437,16 +446,7 @@ def read_operands_parsed(commands: Sequence[SimpleCommand], *, contents: bool) -
 def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
     """``contents``: only what shows or copies contents (Read deny rules), else every
     file read or listed (reads outside the workspace)."""
-    paths: list[str] = []
-    globs: list[str] = []
-    trees: list[str] = []
-    tree_globs: list[str] = []
-    visible_trees: list[str] = []
-    maybe_trees: list[str] = []
-    maybe_tree_globs: list[str] = []
-    git_trees: list[str] = []
-    unknown: str | None = None
-    dynamic = False
+    out = ReadOperands([], [])
     # Directories the line may have changed into (`cd secrets && cat key.txt`): a relative
     # operand after a `cd` is looked at from each; `lost`: a `cd` only known at run time.
     bases: list[str] = [""]
@@ -457,7 +457,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
         for word in words:
             if word.text.startswith("\0redir:<") and not word.text.startswith("\0redir:<<<"):
                 target = word.text[len("\0redir:") :].removeprefix("<>").removeprefix("<")
-                paths.extend(_from_bases(target, bases))
+                out.paths.extend(_from_bases(target, bases))
         # The program: the first word that is neither an assignment nor a redirection
         # (`< .env cat` reads .env with cat).
         at = next(
@@ -478,7 +478,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
         if name in _NO_FILE_OPERANDS:
             continue
         walks_found = False
-        tree_count = len(trees)
+        tree_count = len(out.trees)
         if contents and name in _NAMES_ONLY:
             actions = [rest[i + 1].text for i, w in enumerate(rest[:-1]) if w.text in _FIND_RUNS]
             if name != "find" or all(
@@ -494,8 +494,8 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             # `find secrets | xargs cat`: the files come from standard input at run time.
             runs = next((w.text for w in rest if not w.text.startswith("-")), "echo")
             if runs.rpartition("/")[2] not in _NO_FILE_OPERANDS | _NAMES_ONLY:
-                unknown = unknown or f"{name} gives {runs} files only known when it runs"
-                dynamic = True
+                out.unknown = out.unknown or f"{name} gives {runs} files only known when it runs"
+                out.dynamic = True
         follows = _FOLLOWS.get(name, ())
         pattern_given = False
         # Whether a directory operand stands for the files below it: surely (`tar`, `rg`,
@@ -519,7 +519,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             if contents and word.dynamic_at is None and CODE_CHARS.search(text):
                 # Code, a URL or an option's value (`python -c 'open(".env")'`,
                 # `curl -F f=@.env`, `git show HEAD:.env`): the names written in it.
-                paths.extend(p for piece in code_paths(text) for p in _from_bases(piece, bases))
+                out.paths.extend(p for piece in code_paths(text) for p in _from_bases(piece, bases))
             if name == "dd" and text.startswith("if="):
                 operands.append(_Word(text[3:], word.quoted, word.dynamic_at, word.parameter))
                 continue
@@ -547,7 +547,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
                 if takes_pattern:
                     continue
             if flag in follows or any(len(f) == 1 and f in letters for f in follows):
-                unknown = f"{name} {text} follows symbolic links wherever they lead"
+                out.unknown = f"{name} {text} follows symbolic links wherever they lead"
             if eq:
                 operands.append(_Word(value, word.quoted, word.dynamic_at, word.parameter))
             elif not flag.startswith("--") and "/" in flag:
@@ -561,71 +561,54 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             # `sh -c 'cat .env'`, `eval cat .env`: the code's own commands, read in turn.
             text = operands[1].text if code else " ".join(w.text for w in operands[1:])
             if any(w.dynamic_at is not None for w in operands[1:]):
-                dynamic = True
+                out.dynamic = True
             inner = read_operands(text, contents=contents)
             if inner is None:
-                dynamic = True
+                out.dynamic = True
             else:
-                paths += inner.paths
-                globs += inner.globs
-                trees += inner.trees
-                tree_globs += inner.tree_globs
-                visible_trees += inner.visible_trees
-                maybe_trees += inner.maybe_trees
-                maybe_tree_globs += inner.maybe_tree_globs
-                git_trees += inner.git_trees
-                unknown = unknown or inner.unknown
-                dynamic = dynamic or inner.dynamic
+                out.merge(inner)
             operands = operands[:1] if name == "eval" else [operands[0], *operands[2:]]
         explicit = operands[1:]
         if walks_found:
-            trees += [p for w in _find_starts(rest) for p in _from_bases(w, bases)]
+            out.trees += [p for w in _find_starts(rest) for p in _from_bases(w, bases)]
             recursive = maybe = False
         elif contents and recursive and not explicit and name in _WALKERS | _RECURSE_FLAGS.keys():
-            trees += _from_bases(".", bases)  # `rg KEY`, `grep -r KEY`: the working directory
+            out.trees += _from_bases(".", bases)  # `rg KEY`, `grep -r KEY`: the working directory
         if contents and git_shows:
-            git_trees += _from_bases(git_dir, bases)  # `git show HEAD`, `git log -p`: stored files
+            out.git_trees += _from_bases(
+                git_dir, bases
+            )  # `git show HEAD`, `git log -p`: stored files
         if not contents:
             explicit = operands  # the working directory is listed or read (`ls`)
         for word in explicit:
             if word.dynamic_at is None:
                 found = _from_bases(word.text, bases)
-                paths += found
+                out.paths += found
                 if recursive:
-                    trees += found
+                    out.trees += found
                 elif maybe:
-                    maybe_trees += found
+                    out.maybe_trees += found
                 if lost and not _absolute(word.text):
-                    unknown = (
-                        unknown or f"{word.text} is read from a directory only known when it runs"
+                    out.unknown = (
+                        out.unknown
+                        or f"{word.text} is read from a directory only known when it runs"
                     )
-                    dynamic = True
+                    out.dynamic = True
             elif word.parameter:
-                unknown = unknown or f"{word.text} is only known when the command runs"
-                dynamic = True
+                out.unknown = out.unknown or f"{word.text} is only known when the command runs"
+                out.dynamic = True
             else:
-                globs += _from_bases(word.text, bases)
+                out.globs += _from_bases(word.text, bases)
                 if recursive:
-                    tree_globs += _from_bases(word.text, bases)
+                    out.tree_globs += _from_bases(word.text, bases)
                 elif maybe:
-                    maybe_tree_globs += _from_bases(word.text, bases)
+                    out.maybe_tree_globs += _from_bases(word.text, bases)
         if name in _SKIPS_HIDDEN and not any(
             w.text in _SKIPS_HIDDEN[name] or w.text.startswith("-uu") for w in rest
         ):
-            visible_trees += trees[tree_count:]
-            del trees[tree_count:]
-    return ReadOperands(
-        paths,
-        globs,
-        unknown,
-        dynamic,
-        trees,
-        tree_globs,
-        visible_trees,
-        maybe_trees,
-        maybe_tree_globs,
-        git_trees,
-    )
+            out.visible_trees += out.trees[tree_count:]
+            del out.trees[tree_count:]
+    return out
 
 
 # git's options before its command that take a value (the next word, or after `=`).

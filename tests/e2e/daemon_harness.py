@@ -27,7 +27,15 @@ from typing import Any
 
 import msgspec
 
-from stdio_executor.protocol import Event, Progress, Ready, ToolResult, ToolStarted, decode_event
+from stdio_executor.protocol import (
+    Drained,
+    Event,
+    Progress,
+    Ready,
+    ToolResult,
+    ToolStarted,
+    decode_event,
+)
 
 __all__ = [
     "REPO_ROOT",
@@ -307,6 +315,22 @@ class DaemonProcess:
         )
         assert isinstance(event, ToolResult)
         return event
+
+    def each_in_its_turn(
+        self, commands: list[str], back_to: Path | None = None
+    ) -> list[ToolResult]:
+        """Each Bash command in a turn of its own (a denied call cancels the rest of its
+        turn), and, with ``back_to``, a ``cd`` there after each (``cd`` persists)."""
+        results = []
+        for i, command in enumerate(commands):
+            self.send(tool_use(f"each{i}", command))
+            results.append(self.result(f"each{i}"))
+            self.send({"type": "drain"})
+            self.wait_for(lambda e: isinstance(e, Drained))
+            if back_to is not None:
+                self.send(tool_use(f"back{i}", f"cd {back_to}"))
+                self.result(f"back{i}")
+        return results
 
     def of_type(self, kind: type[Any]) -> list[Any]:
         with self._cond:

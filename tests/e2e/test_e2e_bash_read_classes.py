@@ -31,8 +31,6 @@ from pathlib import Path
 import pytest
 from daemon_harness import run_daemon, tool_use
 
-from stdio_executor.protocol import Drained
-
 DENIED = "s3cr3t-denied"
 RULES = ["Read(./secrets/**)", "Read(**/.env)"]
 
@@ -61,11 +59,7 @@ def _run_each(ws: Path, commands: list[str], mode: str = "bypassPermissions") ->
     args = ("--settings", settings, "--permission-mode", mode, "--sandbox", "off")
     wrong = []
     with run_daemon(ws, "--no-prompt", *args) as d:
-        for i, command in enumerate(commands):
-            d.send(tool_use(f"r{i}", command))
-            result = d.result(f"r{i}")
-            d.send({"type": "drain"})
-            d.wait_for(lambda e: isinstance(e, Drained))
+        for command, result in zip(commands, d.each_in_its_turn(commands), strict=True):
             text = str(result.content)
             if result.meta.status != "denied" or DENIED in text or "Read(" not in text:
                 wrong.append(f"{command!r}: {result.meta.status}: {text[:160]}")
@@ -220,17 +214,13 @@ STILL_RUN = [
 def test_lines_that_read_no_denied_file_still_run(ws: Path) -> None:
     settings = json.dumps({"permissions": {"deny": RULES}})
     args = ("--settings", settings, "--permission-mode", "bypassPermissions", "--sandbox", "off")
-    wrong = []
     with run_daemon(ws, "--no-prompt", *args) as d:
-        for i, command in enumerate(STILL_RUN):
-            d.send(tool_use(f"r{i}", command))
-            result = d.result(f"r{i}")
-            d.send({"type": "drain"})
-            d.wait_for(lambda e: isinstance(e, Drained))
-            d.send(tool_use(f"back{i}", f"cd {ws}"))
-            d.result(f"back{i}")
-            if result.meta.status != "success" or DENIED in str(result.content):
-                wrong.append(f"{command!r}: {result.meta.status}: {str(result.content)[:160]}")
+        results = d.each_in_its_turn(STILL_RUN, back_to=ws)
+    wrong = [
+        f"{command!r}: {r.meta.status}: {str(r.content)[:160]}"
+        for command, r in zip(STILL_RUN, results, strict=True)
+        if r.meta.status != "success" or DENIED in str(r.content)
+    ]
     assert wrong == []
 
 

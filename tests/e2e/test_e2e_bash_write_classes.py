@@ -25,9 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
-from daemon_harness import run_daemon, tool_use
-
-from stdio_executor.protocol import Drained
+from daemon_harness import run_daemon
 
 
 @pytest.fixture
@@ -58,15 +56,10 @@ def _run_each(
     args = ("--settings", json.dumps(settings), "--permission-mode", mode, "--sandbox", "off")
     wrong = []
     with run_daemon(ws, "--no-prompt", *args) as d:
-        for i, command in enumerate(commands):
-            d.send(tool_use(f"w{i}", command))
-            result = d.result(f"w{i}")
-            d.send({"type": "drain"})
-            d.wait_for(lambda e: isinstance(e, Drained))
+        for command in commands:
+            (result,) = d.each_in_its_turn([command], back_to=ws)
             if result.meta.status != "denied" or not _untouched(ws):
                 wrong.append(f"{command!r}: {result.meta.status}: {str(result.content)[:160]}")
-            d.send(tool_use(f"back{i}", f"cd {ws}"))
-            d.result(f"back{i}")
     return wrong
 
 
@@ -158,17 +151,13 @@ STILL_RUN = [
 
 def test_writes_elsewhere_still_run(ws: Path) -> None:
     args = ("--settings", json.dumps(DENY), "--permission-mode", "bypassPermissions")
-    wrong = []
     with run_daemon(ws, "--no-prompt", *args, "--sandbox", "off") as d:
-        for i, command in enumerate(STILL_RUN):
-            d.send(tool_use(f"w{i}", command))
-            result = d.result(f"w{i}")
-            d.send({"type": "drain"})
-            d.wait_for(lambda e: isinstance(e, Drained))
-            d.send(tool_use(f"back{i}", f"cd {ws}"))
-            d.result(f"back{i}")
-            if result.meta.status != "success":
-                wrong.append(f"{command!r}: {result.meta.status}: {str(result.content)[:160]}")
+        results = d.each_in_its_turn(STILL_RUN, back_to=ws)
+    wrong = [
+        f"{command!r}: {r.meta.status}: {str(r.content)[:160]}"
+        for command, r in zip(STILL_RUN, results, strict=True)
+        if r.meta.status != "success"
+    ]
     assert wrong == []
     assert (ws / "docs" / "out.txt").exists() and (ws / "build" / "x").exists()
     assert _untouched(ws)
