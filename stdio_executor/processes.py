@@ -106,8 +106,9 @@ _INLINE_MAX = 32 * 1024
 PARENT_DEATH_SIGNAL = signal.SIGUSR2
 _SPAWNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_spawner.py")
 # How the spawner is run. Not ``python _spawner.py``: a script given by path is compiled
-# from source at every start (Python never reads a cached .pyc for it), 15-50 ms of the
-# first Bash call's wait on a 1,100-line file (bench/NOTES.md section 19). Loaded through
+# from source at every start (Python never reads a cached .pyc for it): 8 ms of CPU on a
+# quiet machine, up to 50 ms busy, which the first Bash call waits for (bench/NOTES.md
+# section 19). Loaded through
 # SourceFileLoader it uses __pycache__ as an imported module does (a wheel install has it
 # compiled; -I also ignores PYTHONDONTWRITEBYTECODE, so a checkout writes it once), and
 # still runs as ``__main__`` with ``sys.argv[1]`` the daemon's pid. The path stays on the
