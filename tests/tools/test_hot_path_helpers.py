@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from stdio_executor.confine import Confinement, inside
 from stdio_executor.tools.base import ToolContext, normalized
-from stdio_executor.tools.files import read
+from stdio_executor.tools.files import read, text
 
 lines_st = st.lists(st.text(alphabet="ab\t\r é", max_size=8), max_size=40)
 
@@ -91,3 +91,27 @@ def test_confinement_contains_is_inside(
         path, confinement.given, ignore_case
     )
     assert confinement.contains(path) == expected
+
+
+def test_image_type_still_knows_every_magic_and_nothing_else() -> None:
+    """``image_type`` first rules out a file by its first byte; every magic still starts
+    with one of the bytes it lets through, and text starting with those is not an image."""
+    images = {
+        b"\x89PNG\r\n\x1a\n rest": "image/png",
+        b"\xff\xd8\xff\xe0 rest": "image/jpeg",
+        b"GIF87a rest": "image/gif",
+        b"GIF89a rest": "image/gif",
+        b"RIFF\x00\x00\x00\x00WEBP rest": "image/webp",
+    }
+    assert {head: text.image_type(head) for head in images} == images
+    for head in [b"", b"G", b"GIF", b"RIFF", b"Readme\n", b"\x89PNG", b"\xff", b"plain text"]:
+        assert text.image_type(head) is None, head
+
+
+def test_looks_binary_sees_a_nul_only_within_the_sniffed_prefix() -> None:
+    sniff = text._NUL_SNIFF
+    assert text.looks_binary(b"ab\0cd", text.UTF_8, ".txt")
+    assert not text.looks_binary(b"abcd", text.UTF_8, ".txt")
+    assert text.looks_binary(b"a" * (sniff - 1) + b"\0", text.UTF_8, ".txt")
+    assert not text.looks_binary(b"a" * sniff + b"\0", text.UTF_8, ".txt")
+    assert text.looks_binary(b"abcd", text.UTF_8, ".exe")  # by extension

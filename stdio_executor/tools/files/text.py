@@ -90,11 +90,19 @@ def looks_binary(head: bytes, codec: TextCodec, extension: str) -> bool:
     if extension in BINARY_EXTENSIONS:
         return True
     # UTF-16 text is full of NULs; any other text file has none.
-    return not codec.name.startswith("utf-16") and b"\0" in head[:_NUL_SNIFF]
+    return not codec.name.startswith("utf-16") and head.find(b"\0", 0, _NUL_SNIFF) >= 0
+
+
+# The first bytes of the magic numbers below: a file starting otherwise (any text file but
+# one starting "G" or "R") is told apart by one set lookup instead of four prefix tests
+# (74 against 492 ns; bench/NOTES.md section 18).
+_IMAGE_LEADS = frozenset(b"\x89\xffGR")
 
 
 def image_type(head: bytes) -> str | None:
     """The media type of a png/jpeg/gif/webp image, by its magic bytes."""
+    if not head or head[0] not in _IMAGE_LEADS:
+        return None
     if head.startswith(b"\x89PNG\r\n\x1a\n"):
         return "image/png"
     if head.startswith(b"\xff\xd8\xff"):
