@@ -1,7 +1,8 @@
 """The spawner: the one process that starts, signals and outlives nothing of the daemon's.
 
-Run by ``processes`` as ``python -I -S _spawner.py DAEMON_PID`` with a ``SOCK_SEQPACKET``
-socket on fd 0; it imports nothing of the package until a sandbox plan needs it.
+Run by ``processes`` as ``python -I -S -c BOOT _spawner.py DAEMON_PID`` (BOOT runs this
+file's cached bytecode as ``__main__``) with a ``SOCK_SEQPACKET`` socket on fd 0; it
+imports nothing of the package until a sandbox plan needs it.
 
 Owns: creating every child of the daemon (Bash, hooks, MCP servers, ripgrep) as pid 1 of
 a PID namespace of its own where the kernel allows it, else under a child subreaper;

@@ -413,10 +413,11 @@ def _serve(config: Config, collecting: bool = True) -> int:
         sandbox=sandbox if sandbox is not None and sandbox.active else None,
     )
     gate = _gate(config, permission_settings, session)
-    # Work nothing waits for yet, done when the loop is first idle: the host's first call
-    # is usually in the pipe by then and goes first (a new Python process and a thread
-    # holding the GIL took ~30 ms from it; bench/NOTES.md). Each is also done on demand: the
-    # first spawn starts the spawner, the first sandboxed call prepares the sandbox.
+    # Work nothing waits for yet, done when the loop is first idle (no input, no call
+    # running): the host's first call is usually in the pipe by then and goes first (a new
+    # Python process and a thread holding the GIL took ~30 ms from it; bench/NOTES.md).
+    # Each is also done on demand: the first spawn starts the spawner, the first sandboxed
+    # call prepares the sandbox.
     when_idle = [
         lambda: _gc_after_startup(collecting),
         # From the loop's thread, the main one, which lives as long as we do: the spawner's

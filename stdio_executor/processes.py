@@ -105,6 +105,19 @@ _INLINE_MAX = 32 * 1024
 # prompt to compare getppid() with the parent we had (``_watch_parent`` does).
 PARENT_DEATH_SIGNAL = signal.SIGUSR2
 _SPAWNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_spawner.py")
+# How the spawner is run. Not ``python _spawner.py``: a script given by path is compiled
+# from source at every start (Python never reads a cached .pyc for it), 15-50 ms of the
+# first Bash call's wait on a 1,100-line file (bench/NOTES.md section 19). Loaded through
+# SourceFileLoader it uses __pycache__ as an imported module does (a wheel install has it
+# compiled; -I also ignores PYTHONDONTWRITEBYTECODE, so a checkout writes it once), and
+# still runs as ``__main__`` with ``sys.argv[1]`` the daemon's pid. The path stays on the
+# command line, where ``ps`` and the tests find the spawner.
+_SPAWNER_BOOT = (
+    "import sys\n"
+    "from importlib.machinery import SourceFileLoader\n"
+    "__file__ = sys.argv.pop(1)\n"
+    "exec(SourceFileLoader('__main__', __file__).get_code('__main__'))\n"
+)
 
 log = logging.getLogger(__name__)
 
@@ -279,7 +292,7 @@ class ProcessRegistry:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self._spawner = subprocess.Popen(
-                [sys.executable, "-I", "-S", _SPAWNER, str(os.getpid())],
+                [sys.executable, "-I", "-S", "-c", _SPAWNER_BOOT, _SPAWNER, str(os.getpid())],
                 stdin=theirs.fileno(),
                 stdout=subprocess.DEVNULL,
                 close_fds=True,

@@ -278,6 +278,33 @@ def test_the_first_read_loads_no_module_it_does_not_need(tmp_path: Path) -> None
         assert module not in result, module
 
 
+def test_idle_start_up_work_waits_for_the_first_bash_call(tmp_path: Path) -> None:
+    # The first Bash call waits on the spawner (and the sandbox); the warm-up thread that
+    # loads every tool would take the GIL from it, so the start-up work kept for idle
+    # moments waits until no call is running (bench/NOTES.md section 19). The warm-up loads
+    # WebFetch, which nothing on a Bash call's path imports.
+    add = {
+        "type": "add_tool",
+        "tool_use": {
+            "type": "tool_use",
+            "id": "b",
+            "name": "Bash",
+            "input": {"command": "echo hi"},
+        },
+    }
+    at = imported_before(
+        tmp_path,
+        "--permission-mode",
+        "bypassPermissions",
+        "--spill-dir",
+        str(tmp_path / "spill"),
+        stdin=json.dumps(add).encode() + b"\n",
+    )
+    result = at["tool_result"]
+    assert "stdio_executor.processes" in result  # the call really ran through the spawner
+    assert "stdio_executor.tools.web.fetch" not in result
+
+
 # ------------------------------------------------------------------------------ completion
 
 

@@ -231,7 +231,7 @@ class Daemon:
 
     async def _own_core(self) -> None:
         while True:
-            if self._when_idle and not self.inbox.pending and not self._input_waiting():
+            if self._when_idle and self._nothing_to_do():
                 self._idle()
             if self._stopping is not None:
                 timeout = self._stop_deadline - time.monotonic()
@@ -263,6 +263,15 @@ class Daemon:
         if self._stopping is not None or self.core.finished:
             self.inbox.wake()
         return True
+
+    def _nothing_to_do(self) -> bool:
+        """Idle, for the start-up work kept for idle moments: no line queued or unread, and no
+        call running. A call in flight (the host's first Bash waiting on the spawner) is
+        work: the warm-up thread took the GIL from it, and the sandbox holder (a third
+        Python start-up) a core (bench/NOTES.md section 19). Its end puts its result in the
+        inbox, which brings the loop back here. A long first call keeps the collector off
+        until it ends; start-up allocates nothing cyclic that it would free."""
+        return not self.inbox.pending and not self.runner.running and not self._input_waiting()
 
     def _input_waiting(self) -> bool:
         """Whether the host sent bytes the reader has not taken yet: they are work, and the
