@@ -451,7 +451,11 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
     # operand after a `cd` is looked at from each; `lost`: a `cd` only known at run time.
     bases: list[str] = [""]
     lost = False
-    for words in commands:
+    queue = list(commands)
+    taken = 0
+    while taken < len(queue):
+        words = queue[taken]
+        taken += 1
         # Input redirections read their file whatever the program (`tr a a < .env`), and
         # with no program at all (`{ cat; } < .env`, `while ...; done < .env`).
         for word in words:
@@ -464,11 +468,27 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             (i for i, w in enumerate(words) if not _is_assignment(w) and not _is_redirect(w)),
             None,
         )
-        if at is None:
+        # Reserved words open the command they lead (`if grep -r KEY; then ...`).
+        while (
+            at is not None
+            and at < len(words)
+            and not words[at].quoted
+            and (
+                words[at].text in _RESERVED
+                or (words[at].text == "-p" and at and words[at - 1].text == "time")
+            )
+        ):
+            at += 1
+        if at is None or at >= len(words):
             continue
         program = words[at].text
-        rest = words[:at] + words[at + 1 :]
+        before = [w for w in words[:at] if _is_assignment(w) or _is_redirect(w)]
+        rest = before + words[at + 1 :]
         name = program.rpartition("/")[2]
+        if contents and len(queue) < _MAX_COMMANDS:
+            # What a wrapper runs is a command of the line too (`nice grep -r KEY`, `env
+            # cat .env`, `timeout 5 rg KEY`); the wrapper's own words stay operands.
+            queue[taken:taken] = _wrapped_commands(words[at:])
         if name in ("builtin", "command") and rest and rest[0].text in ("cd", "pushd", "popd"):
             name, rest = rest[0].text, rest[1:]
         if name in _CHDIR:
@@ -633,6 +653,38 @@ def _git_command(rest: list[_Word]) -> tuple[str, str]:
             continue
         return text, os.path.normpath(directory)
     return "", os.path.normpath(directory)
+
+
+# Reserved words that may open a simple command (`if`, `while`, `do` ..., `time -p`).
+_RESERVED = frozenset(
+    {"if", "then", "elif", "else", "while", "until", "do", "time", "coproc", "!", "{"}
+)
+_MAX_COMMANDS = 256
+
+
+def _wrapped_commands(argv: list[_Word]) -> list[list[_Word]]:
+    """The commands a wrapper runs (``wrappers.runs``: its option syntax), as words."""
+    from .shell import Word
+    from .wrappers import runs
+
+    words = [w for w in argv if not _is_redirect(w)]
+    shell_words = [
+        Word(w.text, None if w.parameter else w.text, w.dynamic_at is not None and not w.parameter)
+        for w in words
+    ]
+    out: list[list[_Word]] = []
+    for ran in runs(shell_words):
+        if not isinstance(ran, list):
+            continue  # code strings are read by the `sh -c`/`eval` branch; the rest: unknown
+        out.append(
+            [
+                _Word(w.raw, False, 0, True)
+                if w.text is None
+                else _Word(w.text, False, 0 if w.expands else None, False)
+                for w in ran
+            ]
+        )
+    return out
 
 
 def _find_starts(rest: list[_Word]) -> list[str]:

@@ -44,7 +44,7 @@ from .hidden import HiddenFiles
 from .protected import hook_scripts, protected
 from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
 from .settings import Settings
-from .shell import ParsedCommand, SimpleCommand, parse
+from .shell import ParsedCommand, SimpleCommand, Word, parse
 
 __all__ = ["DONT_ASK_REASON", "Decision", "Facts", "Policy", "has_assignment_prefix"]
 
@@ -154,7 +154,6 @@ def _braces(word: str, limit: int = 256) -> list[str]:
 
 # Tools whose path deny rules hold for what a Bash line visibly writes.
 _EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
-_SHELLS_C = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 # Files a glob in a read-only Bash line may match before the line needs approval anyway.
 _MAX_MATCHES = 256
 
@@ -645,15 +644,10 @@ class Policy:
                 out.unknown_args = out.unknown_args or (
                     f"an operand of {name or 'a command'} is only known when it runs"
                 )
-            if name in _SHELLS_C and "-c" in argv[1:] and depth < 3:
-                at = argv.index("-c", 1)
-                if at + 1 < len(argv):
-                    inner = self._bash_write_words(argv[at + 1], None, depth + 1)
-                    if isinstance(inner, str):
-                        return inner
-                    out.merge(inner)
-            if name == "eval" and depth < 3:
-                inner = self._bash_write_words(" ".join(argv[1:]), None, depth + 1)
+            for code in _code_run(simple.words, depth) if depth < 3 else ():
+                # `bash -lc 'cd config; echo x > a'`, `sudo sh -c ...`, `eval ...`: the
+                # code's own commands, judged the same way.
+                inner = self._bash_write_words(code, None, depth + 1)
                 if isinstance(inner, str):
                     return inner
                 out.merge(inner)
@@ -860,6 +854,20 @@ class Policy:
             return realpath(path)
         except (OSError, ValueError):
             return None
+
+
+def _code_run(words: Sequence[Word], depth: int) -> list[str]:
+    """The shell code a command runs (``bash -c CODE``, ``eval``), through wrappers
+    (``sudo sh -c``, ``nice bash -lc``), by ``wrappers.runs``' option syntax."""
+    from .wrappers import runs
+
+    found: list[str] = []
+    for ran in runs(words):
+        if isinstance(ran, str):
+            found.append(ran)
+        elif isinstance(ran, list) and depth < 6:
+            found += _code_run(ran, depth + 1)
+    return found
 
 
 def _message_only(name: str, simple: SimpleCommand) -> bool:

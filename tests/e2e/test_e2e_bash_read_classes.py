@@ -146,6 +146,18 @@ TREES = [
     "git -c core.pager=cat show",
     "git show HEAD",
     "git diff HEAD --",
+    # behind a wrapper or a reserved word, the program is still the one that walks
+    "nice grep -r s3cr3t",
+    "env grep -rn s3cr3t",
+    "command grep -r s3cr3t",
+    "exec grep -r s3cr3t",
+    "time -p grep -r s3cr3t",
+    "stdbuf -oL grep -r s3cr3t",
+    "nohup grep -r s3cr3t",
+    "timeout 5 tar c secrets",
+    "if grep -r s3cr3t; then :; fi",
+    "while grep -rq s3cr3t && grep -r s3cr3t; do break; done",
+    "until ! grep -r s3cr3t; do break; done",
 ]
 
 RUN_TIME = [
@@ -226,7 +238,7 @@ def test_lines_that_read_no_denied_file_still_run(ws: Path) -> None:
 
 UNSURE_TREES = [
     "python3 -m compileall -q docs",  # a program not known to read only what it compiles
-    "timeout 5 tar c secrets",  # behind a wrapper, the wrapper is what the line names
+    "xdg-open docs",
     "env -C secrets cat key.txt",
     "ln -s secrets s2 && cat s2/key.txt",
 ]

@@ -82,6 +82,9 @@ CODE = [
     "sh -c 'echo x > config/a'",
     "eval 'echo x > config/a'",
     "bash -c 'sh -c \"touch config/b\"'",
+    "bash -lc 'cd config; echo x > a'",
+    "nice sh -c 'cd config && rm a'",
+    "env X=1 bash -ec 'cd config; touch b'",
 ]
 
 DIRECTORIES = [
