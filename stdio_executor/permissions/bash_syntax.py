@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -403,7 +403,7 @@ def _git_shows(command: str, rest: list[_Word]) -> bool:
     if command in _GIT_SHOWS:
         return True
     return command in _GIT_PATCHES and any(
-        w.text in _GIT_PATCH_FLAGS or w.text.startswith(("-L", "--word-diff=", "--color-words"))
+        _is_long(w.text, _GIT_PATCH_FLAGS) or w.text.startswith(("-L", "--word-diff=", "--color-w"))
         for w in rest
     )
 
@@ -491,6 +491,13 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             queue[taken:taken] = _wrapped_commands(words[at:])
         if name in ("builtin", "command") and rest and rest[0].text in ("cd", "pushd", "popd"):
             name, rest = rest[0].text, rest[1:]
+        if contents and runs_stdin_code(name, [w.text for w in rest if not _is_redirect(w)]):
+            # Code from a file (`bash < x.sh`) is a script, like `bash x.sh`; from a pipe,
+            # a here-string or a heredoc it is only known when the line runs.
+            stdin = [w.text for w in words if w.text.startswith("\0redir:<")]
+            if not stdin or any(t.startswith("\0redir:<<<") for t in stdin):
+                out.unknown = out.unknown or f"{name} runs code read from standard input"
+                out.dynamic = True
         if name in _CHDIR:
             bases, lost = _changed_dir(name, rest, bases, lost)
             if contents:
@@ -528,7 +535,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
         previous = ""
         for word in rest:
             text = word.text
-            if previous in _RECURSE_VALUE and text == "recurse" and name in _RECURSE_FLAGS:
+            if _is_long(previous, _RECURSE_VALUE) and text == "recurse" and name in _RECURSE_FLAGS:
                 recursive = contents  # `grep -d recurse`
             previous = text
             if skip:  # the pattern of -e PATTERN
@@ -553,20 +560,20 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             letters = "" if flag.startswith("--") else flag[1:]  # a bundle: -rf FILE
             if name in _RECURSE_FLAGS:
                 short, long = _RECURSE_FLAGS[name]
-                if flag in long or any(c in letters for c in short) or value == "recurse":
+                if _is_long(flag, long) or any(c in letters for c in short) or value == "recurse":
                     recursive = contents
             if name in _SHELLS and "c" in letters:
                 code = True  # the first operand is shell code: its commands are read too
-            if name in _COPIERS and (flag == "--target-directory" or "t" in letters):
+            if name in _COPIERS and (_is_long(flag, _TARGET) or "t" in letters):
                 targeted = True  # -t DIR: every operand is a source
             given = _PATTERN_FIRST.get(name, ())
-            if flag in given or any(len(f) == 2 and f[1] in letters for f in given):
+            if _is_long(flag, given) or any(len(f) == 2 and f[1] in letters for f in given):
                 pattern_given = True
                 takes_pattern = name != "jq" and (flag == "--regexp" or letters.endswith("e"))
                 skip = takes_pattern and not eq
                 if takes_pattern:
                     continue
-            if flag in follows or any(len(f) == 1 and f in letters for f in follows):
+            if _is_long(flag, follows) or any(len(f) == 1 and f in letters for f in follows):
                 out.unknown = f"{name} {text} follows symbolic links wherever they lead"
             if eq:
                 operands.append(_Word(value, word.quoted, word.dynamic_at, word.parameter))
@@ -624,7 +631,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
                 elif maybe:
                     out.maybe_tree_globs += _from_bases(word.text, bases)
         if name in _SKIPS_HIDDEN and not any(
-            w.text in _SKIPS_HIDDEN[name] or w.text.startswith("-uu") for w in rest
+            _is_long(w.text, _SKIPS_HIDDEN[name]) or w.text.startswith("-uu") for w in rest
         ):
             out.visible_trees += out.trees[tree_count:]
             del out.trees[tree_count:]
@@ -685,6 +692,45 @@ def _wrapped_commands(argv: list[_Word]) -> list[list[_Word]]:
             ]
         )
     return out
+
+
+_TARGET = frozenset({"--target-directory"})
+_STDIN_SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "fish", "csh", "tcsh", "yash", "posh"}
+)
+_INTERPRETER = re.compile(
+    r"(python|pypy|perl|ruby|php|lua|tclsh)[0-9.]*|node|nodejs|deno|bun|luajit|Rscript|julia"
+)
+# Interpreter options whose value is the program (code or a module), not read from stdin.
+_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-r", "-m", "-p", "--eval", "--print", "--command"})
+
+
+def runs_stdin_code(name: str, args: Sequence[str]) -> bool:
+    """Whether a shell or an interpreter runs code it reads from standard input (``echo
+    'cat .env' | bash``, ``bash <<< ...``, ``python3 - <<EOF``): code no check here can
+    read. A script operand or code option (``bash x.sh``, ``python3 -c ...``) is not."""
+    shell = name in _STDIN_SHELLS
+    if not shell and not _INTERPRETER.fullmatch(name):
+        return False
+    for arg in args:
+        if arg == "-" or (shell and arg == "-s"):
+            return True
+        if arg.startswith("-") and not arg.startswith("--") and shell and "c" in arg[1:]:
+            return False
+        if arg in _CODE_OPTIONS or arg.partition("=")[0] in _CODE_OPTIONS:
+            return False
+        if not arg.startswith(("-", "+")):
+            return False  # a script (its arguments follow)
+    return True
+
+
+def _is_long(flag: str, names: Collection[str]) -> bool:
+    """Whether ``flag`` is one of ``names``, or a long option abbreviated as GNU getopt
+    and git accept (``grep --rec`` is ``--recursive``): any prefix of one counts, since
+    taking an ambiguous prefix for the option only looks at more files."""
+    if flag in names:
+        return True
+    return flag.startswith("--") and len(flag) > 3 and any(n.startswith(flag) for n in names)
 
 
 def _find_starts(rest: list[_Word]) -> list[str]:

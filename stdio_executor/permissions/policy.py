@@ -608,7 +608,7 @@ class Policy:
         ``sh -c``/``eval`` code, each seen from every directory a ``cd`` in the line may
         have moved to; or why the line changes what runs next regardless (``git config``
         setting a value)."""
-        from .bash_syntax import CODE_CHARS, code_paths
+        from .bash_syntax import CODE_CHARS, code_paths, runs_stdin_code
         from .readonly import is_read_only
 
         if parsed is None:
@@ -640,6 +640,8 @@ class Policy:
                 continue
             if name == "git" and _git_config_write(argv[1:]):
                 return "git config changes the repository's settings (hooks, pagers, aliases)"
+            if runs_stdin_code(name, argv[1:]):
+                out.unknown_args = out.unknown_args or f"{name} runs code read from standard input"
             if not simple.static and not _message_only(name, simple):
                 out.unknown_args = out.unknown_args or (
                     f"an operand of {name or 'a command'} is only known when it runs"

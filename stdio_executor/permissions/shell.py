@@ -116,6 +116,9 @@ def parse(command: str) -> ParsedCommand:
     ok = not tree.root_node.has_error
     if not ok:
         walker.problems.append("the command does not parse")
+    elif walker.unreadable is not None:
+        ok = False
+        walker.problems.append(walker.unreadable)
     elif _misread(tree.root_node):
         ok = False
         walker.problems.append("the parser read a separator as part of a word")
@@ -191,6 +194,7 @@ class _Walker:
         self.writes = False
         self.targets: list[str | None] = []
         self.reads: list[str | None] = []
+        self.unreadable: str | None = None  # what the parser is known to misread
         self.problems: list[str] = []
 
     def _not_plain(self, why: str) -> None:
@@ -261,6 +265,22 @@ class _Walker:
         kind = node.type
         if kind == "heredoc_redirect":
             self._not_plain("the command has a heredoc")
+            # tree-sitter hangs what follows the delimiter on its line inside the heredoc
+            # (`cat <<EOF | sh`, `cat <<EOF && rm x`, `cat <<EOF > out`): those commands and
+            # redirections run too, and every rule must see them.
+            quoted = False
+            for child in node.named_children:
+                if child.type == "heredoc_start":
+                    quoted = any(c in _text(child) for c in "'\"\\")
+                elif child.type == "heredoc_body":
+                    # bash runs `...` in an unquoted heredoc's body; tree-sitter does not
+                    # see it (it does see $(...)).
+                    if not quoted and "`" in _text(child):
+                        self.unreadable = "a backquoted command in a heredoc's body"
+                elif child.type in _REDIRECTS:
+                    self._redirect(child)
+                elif child.type != "heredoc_end":
+                    self.visit(child)
         elif kind == "herestring_redirect":
             self._not_plain("the command has a here-string")
         else:

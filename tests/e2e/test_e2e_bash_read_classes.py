@@ -158,6 +158,12 @@ TREES = [
     "if grep -r s3cr3t; then :; fi",
     "while grep -rq s3cr3t && grep -r s3cr3t; do break; done",
     "until ! grep -r s3cr3t; do break; done",
+    # long options abbreviated, as GNU getopt accepts them
+    "grep --rec s3cr3t .",
+    "grep --recur s3cr3t",
+    "cp --recur secrets s2 && cat s2/key.txt",
+    "grep --dir recurse s3cr3t .",
+    "rg --hidd s3cr3t docs",
 ]
 
 RUN_TIME = [
@@ -169,6 +175,14 @@ RUN_TIME = [
     "cd $PWD/secrets; cat key.txt",
     "cd -; cat key.txt",
     "popd; cat key.txt",
+    # code a shell or an interpreter reads from standard input
+    "echo 'cat .env' | bash",
+    "printf 'head secrets/key.txt' | sh -s",
+    "bash <<< 'cat .env'",
+    "python3 <<< 'print(open(\".env\").read())'",
+    "sh -s < /dev/null <<< 'cat .env'",
+    "python3 - <<'EOF'\nprint(open('.en' + 'v').read())\nEOF",
+    "cat <<EOF | perl\nprint `cat .env`;\nEOF",
 ]
 
 DIRECTORY_CHANGES = [
@@ -218,6 +232,8 @@ STILL_RUN = [
     "cd docs && cat a.txt",
     "cat in.txt | xargs echo",
     "python3 -c 'print(1 + 1)'",
+    "bash -c 'echo hi'",
+    "bash < /dev/null",
     "wc -l < in.txt",
     "git rm -q --cached --ignore-unmatch .env",
 ]

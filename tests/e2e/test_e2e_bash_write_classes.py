@@ -106,6 +106,10 @@ RUN_TIME = [
     "cd $PWD/config && echo x > a",
     "f=config/a; echo x > $f",
     "cp in.txt $(echo config)/a",
+    "echo 'echo x > config/a' | bash",
+    "bash <<< 'touch config/b'",
+    "sh <<'EOF'\necho x > config/a\nEOF",
+    "cp --target=config in.txt",
 ]
 
 
