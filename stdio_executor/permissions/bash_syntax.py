@@ -33,11 +33,15 @@ if TYPE_CHECKING:
     from .shell import SimpleCommand
 
 __all__ = [
+    "CODE_CHARS",
     "CommandInfo",
     "ReadOperands",
     "analyze",
+    "code_paths",
+    "from_bases",
     "read_operands",
     "read_operands_parsed",
+    "runs_stdin_code",
     "shell_path",
     "split_quoted_words",
     "split_simple_commands",
@@ -461,7 +465,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
         for word in words:
             if word.text.startswith("\0redir:<") and not word.text.startswith("\0redir:<<<"):
                 target = word.text[len("\0redir:") :].removeprefix("<>").removeprefix("<")
-                out.paths.extend(_from_bases(target, bases))
+                out.paths.extend(from_bases(target, bases))
         # The program: the first word that is neither an assignment nor a redirection
         # (`< .env cat` reads .env with cat).
         at = next(
@@ -546,7 +550,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             if contents and word.dynamic_at is None and CODE_CHARS.search(text):
                 # Code, a URL or an option's value (`python -c 'open(".env")'`,
                 # `curl -F f=@.env`, `git show HEAD:.env`): the names written in it.
-                out.paths.extend(p for piece in code_paths(text) for p in _from_bases(piece, bases))
+                out.paths.extend(p for piece in code_paths(text) for p in from_bases(piece, bases))
             if name == "dd" and text.startswith("if="):
                 operands.append(_Word(text[3:], word.quoted, word.dynamic_at, word.parameter))
                 continue
@@ -597,19 +601,19 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             operands = operands[:1] if name == "eval" else [operands[0], *operands[2:]]
         explicit = operands[1:]
         if walks_found:
-            out.trees += [p for w in _find_starts(rest) for p in _from_bases(w, bases)]
+            out.trees += [p for w in _find_starts(rest) for p in from_bases(w, bases)]
             recursive = maybe = False
         elif contents and recursive and not explicit and name in _WALKERS | _RECURSE_FLAGS.keys():
-            out.trees += _from_bases(".", bases)  # `rg KEY`, `grep -r KEY`: the working directory
+            out.trees += from_bases(".", bases)  # `rg KEY`, `grep -r KEY`: the working directory
         if contents and git_shows:
-            out.git_trees += _from_bases(
+            out.git_trees += from_bases(
                 git_dir, bases
             )  # `git show HEAD`, `git log -p`: stored files
         if not contents:
             explicit = operands  # the working directory is listed or read (`ls`)
         for word in explicit:
             if word.dynamic_at is None:
-                found = _from_bases(word.text, bases)
+                found = from_bases(word.text, bases)
                 out.paths += found
                 if recursive:
                     out.trees += found
@@ -625,11 +629,11 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
                 out.unknown = out.unknown or f"{word.text} is only known when the command runs"
                 out.dynamic = True
             else:
-                out.globs += _from_bases(word.text, bases)
+                out.globs += from_bases(word.text, bases)
                 if recursive:
-                    out.tree_globs += _from_bases(word.text, bases)
+                    out.tree_globs += from_bases(word.text, bases)
                 elif maybe:
-                    out.maybe_tree_globs += _from_bases(word.text, bases)
+                    out.maybe_tree_globs += from_bases(word.text, bases)
         if name in _SKIPS_HIDDEN and not any(
             _is_long(w.text, _SKIPS_HIDDEN[name]) or w.text.startswith("-uu") for w in rest
         ):
@@ -750,7 +754,7 @@ def _absolute(word: str) -> bool:
     return word.startswith(("/", "~"))
 
 
-def _from_bases(word: str, bases: list[str]) -> list[str]:
+def from_bases(word: str, bases: list[str]) -> list[str]:
     """``word`` as seen from each directory the line may be in by then."""
     if _absolute(word) or len(bases) == 1:
         return [word]
@@ -769,7 +773,7 @@ def _changed_dir(
     target = operands[0]
     if target.dynamic_at is not None:
         return bases, True
-    new = _from_bases(target.text, bases)
+    new = from_bases(target.text, bases)
     if len(bases) + len(new) > _MAX_BASES:
         return bases, True
     return [*bases, *new], lost

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 from .rules import PathPattern, Rule, _relative
 
-__all__ = ["HiddenFiles", "denied_identities"]
+__all__ = ["HiddenFiles", "denied_identities", "overlaps"]
 
 _MAX_ENTRIES = 200_000
 # Entries looked through below a directory a Bash line descends into (``grep -r KEY .``)
@@ -102,8 +102,9 @@ def _add_tree(path: str, found: set[Identity]) -> None:
         _add(path, found)
 
 
-def _overlaps(root: str, top: str) -> bool:
-    """Whether a rule whose matches lie under ``root`` can match something under ``top``."""
+def overlaps(root: str, top: str) -> bool:
+    """Whether a rule whose matches lie under ``root`` can match something under ``top``
+    (a file read below a directory, or created below it)."""
     return (
         root == top
         or top == "/"
@@ -153,7 +154,7 @@ class HiddenFiles:
         more than ``budget`` entries; the caller must assume the worst). Symbolic links
         below are not followed (a program that follows them is asked about anyway);
         ``skip_hidden``: names starting with a dot are neither matched nor entered."""
-        rules = [r for r in self.rules if r.path is not None and _overlaps(r.path.root, top)]
+        rules = [r for r in self.rules if r.path is not None and overlaps(r.path.root, top)]
         if not rules:
             return None, True
         if self.named(top):

@@ -40,7 +40,7 @@ from typing import Any, Literal
 import msgspec
 
 from ..confine import Confinement, inside, realpath
-from .hidden import HiddenFiles
+from .hidden import HiddenFiles, overlaps
 from .protected import hook_scripts, protected
 from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
 from .settings import Settings
@@ -608,7 +608,7 @@ class Policy:
         ``sh -c``/``eval`` code, each seen from every directory a ``cd`` in the line may
         have moved to; or why the line changes what runs next regardless (``git config``
         setting a value)."""
-        from .bash_syntax import CODE_CHARS, code_paths, runs_stdin_code
+        from .bash_syntax import CODE_CHARS, code_paths, from_bases, runs_stdin_code
         from .readonly import is_read_only
 
         if parsed is None:
@@ -634,7 +634,7 @@ class Policy:
                     out.lost = True
                 else:
                     target = operands[0].text if operands and operands[0].text else "~"
-                    bases = [*bases, *_joined(target, bases)][:8]
+                    bases = [*bases, *from_bases(target, bases)][:8]
                 continue
             if not argv or is_read_only(argv):
                 continue
@@ -660,7 +660,7 @@ class Policy:
                 if CODE_CHARS.search(word):
                     out.words += code_paths(word)
         if len(bases) > 1:
-            out.words = [j for w in out.words for j in _joined(w, bases)]
+            out.words = [j for w in out.words for j in from_bases(w, bases)]
         return out
 
     def _bash_write_targets(
@@ -729,7 +729,7 @@ class Policy:
             if not os.path.isdir(where):
                 continue
             for rule in rules:
-                if rule.path is None or _covers_below(rule, where):
+                if rule.path is None or overlaps(rule.path.root, where):
                     why = f"it writes into the directory {target.given}, which the rule covers"
                     return rule, "", why
         unknown = found.unknown or found.unknown_args
@@ -887,25 +887,6 @@ def _message_flag(word: str | None) -> bool:
     if word is None:
         return False
     return word == "--message" or (word[:1] == "-" and word[1:2] != "-" and word.endswith("m"))
-
-
-def _joined(word: str, bases: list[str]) -> list[str]:
-    if word.startswith(("/", "~")):
-        return [word]
-    return [os.path.join(base, word) if base else word for base in bases]
-
-
-def _covers_below(rule: Rule, directory: str) -> bool:
-    """Whether a path rule can match a file created below ``directory``."""
-    pattern = rule.path
-    assert pattern is not None
-    top = directory.rstrip("/") or "/"
-    root = pattern.root
-    if pattern.matches(top):
-        return True
-    if pattern.anchored:
-        return root == top or root.startswith(top + "/") or top.startswith(root + "/")
-    return top == pattern.base or top.startswith(pattern.base.rstrip("/") + "/")
 
 
 def _tracked_denied(directory: str, hidden: HiddenFiles) -> tuple[str | None, bool]:
