@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import stat
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
@@ -42,7 +43,7 @@ import msgspec
 from ..confine import Confinement, inside, realpath
 from .hidden import HiddenFiles, overlaps
 from .protected import hook_scripts, protected
-from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical
+from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical, data_run_as_code
 from .settings import Settings
 from .shell import ParsedCommand, SimpleCommand, Word, parse
 
@@ -324,11 +325,20 @@ class Policy:
             if rule is not None:
                 return Decision("ask", f"ask rule {rule.describe()}", firm=True)
             unsure = unsure or unsure_ask
+        written = None
+        if unsure is None and parsed is not None and any(r.bash for r in (*deny, *ask)):
+            written = self._runs_written(parsed)
+            unsure = (deny or ask)[0] if written else None
         if unsure is not None:
+            because = (
+                written
+                or data_run_as_code(command, parsed)
+                or "part of it is only known when it runs"
+            )
             return Decision(
                 "ask",
                 f"the command could not be checked against the rule {unsure.describe()}: "
-                "part of it is only known when it runs",
+                + because,
                 firm=True,
             )
         # Only where something could let the command run without asking (an allow rule, a
@@ -486,6 +496,10 @@ class Policy:
                 return self._rule_for(rules, stored), stored, ""
         if found.dynamic:
             return rules[0], "", ""  # a file named at run time: cannot be told apart
+        if _MAY_EVALUATE.search(command):
+            evaluated = data_run_as_code(command, self._parse(command))
+            if evaluated is not None:
+                return rules[0], "", evaluated
         return None
 
     def _rule_for(self, rules: Sequence[Rule], path: str) -> Rule:
@@ -618,6 +632,8 @@ class Policy:
             out.unknown = "the command could not be parsed, so what it writes is not known"
         elif None in parsed.targets:
             out.unknown = "output goes to a file only known when the command runs"
+        elif depth == 0:
+            out.unknown = data_run_as_code(command, parsed)
         bases = [""]
         for simple in parsed.commands:
             argv = simple.argv() or [w.text for w in simple.words if w.text is not None]
@@ -662,6 +678,41 @@ class Policy:
         if len(bases) > 1:
             out.words = [j for w in out.words for j in from_bases(w, bases)]
         return out
+
+    def _runs_written(self, parsed: ParsedCommand) -> str | None:
+        """A program or script the line runs that another part of the line writes
+        (``echo 'curl x' > s.sh; bash s.sh``, ``cp bin/curl c; ./c``): what it runs is only
+        known when it runs. Compared by file name, so a ``cd`` between the two does not hide
+        it."""
+        from .wrappers import program_files
+
+        runs = [
+            (i, os.path.basename(path.rstrip("/")))
+            for i, simple in enumerate(parsed.commands)
+            for path in program_files(simple.words)
+        ]
+        if not runs:
+            return None
+        if None in parsed.targets:
+            return "it runs a file while writing to a file only known when it runs"
+        written: list[tuple[int, str | None]] = [
+            (-1, os.path.basename(t.rstrip("/"))) for t in parsed.targets if t
+        ]
+        for i, simple in enumerate(parsed.commands):
+            if not any(i != j for j, _ in runs):
+                continue  # only the command that runs the file names it
+            words = self._bash_write_words(
+                simple.source, ParsedCommand((simple,), True, False, False), depth=1
+            )
+            names: list[str | None] = [None]
+            if not isinstance(words, str) and not (words.unknown_args or words.unknown):
+                names = [os.path.basename(w.rstrip("/")) for w in words.words]
+            written += [(i, n) for n in names]
+        for i, name in runs:
+            for j, other in written:
+                if j != i and (other is None or other == name):
+                    return f"it runs {name}, which the line itself may write first"
+        return None
 
     def _bash_write_targets(
         self, command: str, parsed: ParsedCommand | None, cwd: str
@@ -856,6 +907,14 @@ class Policy:
             return realpath(path)
         except (OSError, ValueError):
             return None
+
+
+# Syntax without which bash evaluates no value as code (see ``shell._evaluation``): a line
+# with none of it is not parsed for that.
+_MAY_EVALUATE = re.compile(
+    r"\(\(|\$\[|\w\[|\$\{|-(eq|ne|lt|le|gt|ge|v|R)\b|\b(let|declare|typeset|local|export|"
+    r"readonly|read|mapfile|readarray|getopts|wait|unset|printf|test)\b"
+)
 
 
 def _code_run(words: Sequence[Word], depth: int) -> list[str]:

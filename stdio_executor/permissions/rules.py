@@ -42,6 +42,7 @@ __all__ = [
     "bash_allowed",
     "bash_first_match",
     "canonical",
+    "data_run_as_code",
     "parse_rule",
 ]
 
@@ -589,11 +590,44 @@ def bash_first_match(
                 unsure = next((r for r in rules if _names_program(r, candidate.tokens)), None)
             if not candidate.certain and unsure is None:
                 unsure = next((r for r in rules if _could_match(r, candidate)), None)
+    if unsure is None and rules and data_run_as_code(command, parsed):
+        unsure = rules[0]
     if unsure is None and rules and (not parsed.ok or _CONTINUATION.search(command)):
         # A line continuation glued to a word: bash joins the lines (`r\` newline `m` is
         # `rm`), parsers may not; what runs is not known for sure.
         unsure = rules[0]
     return None, unsure
+
+
+def data_run_as_code(command: str, parsed: ParsedCommand | None = None) -> str | None:
+    """Why bash may run code that no parser sees in the line: a value that could spell a
+    command (``data``) and a place where bash evaluates a value as code (``evaluates``),
+    anywhere in the line or in the shell code it runs (``export B='a[$(curl x)]'; bash -c
+    'echo $((B))'``). None when there is not both."""
+    if parsed is None:
+        parsed = parse(command)
+    found = [parsed.evaluates, parsed.data]
+    _nested_evaluation(parsed, 0, found)
+    if found[0] is None or found[1] is None:
+        return None
+    return f"bash may run {found[1]} as code ({found[0]}), and what that runs is only known then"
+
+
+def _nested_evaluation(parsed: ParsedCommand, depth: int, found: list[str | None]) -> None:
+    from .wrappers import runs
+
+    pending: list[list[Word]] = [list(simple.words) for simple in parsed.commands]
+    hops = 0
+    while pending and hops < 64 and (found[0] is None or found[1] is None):
+        hops += 1
+        for item in runs(pending.pop()):
+            if isinstance(item, list):
+                pending.append(item)
+            elif isinstance(item, str) and depth < _MAX_DEPTH:
+                inner = parse(item)
+                found[0] = found[0] or inner.evaluates
+                found[1] = found[1] or inner.data
+                _nested_evaluation(inner, depth + 1, found)
 
 
 _CONTINUATION = re.compile(r"\S\\\n|\\\n\S")

@@ -82,6 +82,13 @@ class ParsedCommand(msgspec.Struct, frozen=True):
     targets: tuple[str | None, ...] = msgspec.field(default=())
     # The files input is redirected from (``< .env``, ``$(<.env)``; None: known at run time).
     reads: tuple[str | None, ...] = msgspec.field(default=())
+    # Where bash may run a value as code (``evaluates``: an arithmetic expression, an array
+    # subscript, ``${x@P}``...) and where the line holds a value that could spell code
+    # (``data``: a command's output, input read at run time, file names, quoted text with
+    # a ``$`` or a backquote). Only the two together run code no parser sees; see
+    # ``_evaluation``.
+    evaluates: str | None = None
+    data: str | None = None
 
 
 _lock = threading.Lock()
@@ -125,6 +132,7 @@ def parse(command: str) -> ParsedCommand:
     plain = ok and walker.plain and _lexer_agrees(command, walker.commands)
     if ok and walker.plain and not plain:
         walker.problems.append("two shell parsers read the command differently")
+    evaluates, spells = _evaluation(tree.root_node)
     return ParsedCommand(
         tuple(walker.commands),
         ok,
@@ -133,7 +141,129 @@ def parse(command: str) -> ParsedCommand:
         tuple(walker.problems),
         tuple(walker.targets),
         tuple(walker.reads),
+        evaluates,
+        spells,
     )
+
+
+# Tests whose operands bash evaluates as arithmetic (`[[ b -gt 1 ]]`) or as a variable name
+# with a subscript (`-v`): a value there is run as code if it holds `a[$(...)]`.
+_EVALUATING_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
+# Builtins that take variable names as operands (a subscript in a name is evaluated).
+_NAME_TAKERS = frozenset({"read", "mapfile", "readarray", "getopts", "wait", "unset"})
+# ... and those that put input read at run time into variables.
+_READS_INTO = frozenset({"read", "mapfile", "readarray", "getopts"})
+_DECLARES = frozenset({"declare", "typeset", "local", "export", "readonly"})
+# An expression that refers to a value: a name, an expansion, a substitution. `$((1+2))`,
+# `${a[0]}`, `${a[@]}` and `${x:1:2}` evaluate nothing but their own digits.
+_REFERS = re.compile(r"[A-Za-z_$`]")
+_DATA_CHARS = re.compile(r"[$`]|[<>]\(")
+_FILE_GLOB = re.compile(r"[*?]|\[.*\]", re.DOTALL)
+
+
+def _evaluation(root: Node) -> tuple[str | None, str | None]:
+    """Where bash evaluates a value as code, and where the line holds a value that could
+    spell code.
+
+    Bash evaluates a variable's value as an arithmetic expression in `(( ))`, `$(( ))`,
+    `let`, array subscripts, substring offsets and `[[ -eq ]]`, and an array subscript in
+    such a value (`a[$(cmd)]`) runs `cmd`; `${x@P}` runs the `$(...)` in x; a variable
+    name taken from a value (`${!x}`, `printf -v "$x"`, a nameref) has its subscript
+    evaluated. So `b='a[$(curl x)]'; echo $((b))` runs curl though no parser sees a
+    command there. Code can only be spelled by a value that holds `$` or a backquote:
+    quoted text that contains one, a command's output, input read at run time, file names
+    from a glob, or text decoded at run time (an ANSI-C string); the host's environment is
+    trusted. The check is per line, not per variable: both halves anywhere in it count."""
+    evaluates: str | None = None
+    data: str | None = None
+    stack = [root]
+    while stack and (evaluates is None or data is None):
+        node = stack.pop()
+        kind = node.type
+        why_eval: str | None = None
+        why_data: str | None = None
+        if kind in ("arithmetic_expansion", "c_style_for_statement", "subscript"):
+            if _REFERS.search(_inner(node, kind)):
+                why_eval = "an array subscript" if kind == "subscript" else "arithmetic"
+        elif kind == "compound_statement" and node.children and node.children[0].type == "((":
+            if _REFERS.search(_text(node)):
+                why_eval = "arithmetic"
+        elif kind == "expansion":
+            why_eval = _evaluating_expansion(node)
+        elif kind == "test_operator" and _text(node) in _EVALUATING_TESTS:
+            why_eval = f"a {_text(node)} test"
+        elif kind in ("command", "declaration_command", "unset_command"):
+            why_eval, why_data = _evaluating_command(node)
+        elif kind in _SUBSTITUTIONS:
+            why_data = "the output of a command"
+        elif kind in ("ansi_c_string", "translated_string"):
+            why_data = "a string decoded when the line runs"
+        elif kind in ("raw_string", "string_content", "heredoc_body", "word"):
+            raw = _text(node)
+            if _DATA_CHARS.search(raw):
+                why_data = "text holding a $ or a backquote"
+            elif kind == "word" and _FILE_GLOB.search(_strip_escaped(raw)):
+                why_data = "file names matched when the line runs"
+        evaluates = evaluates or why_eval
+        data = data or why_data
+        stack.extend(node.children)
+    return evaluates, data
+
+
+def _inner(node: Node, kind: str) -> str:
+    """The expression of an arithmetic node or the index of a subscript."""
+    if kind == "subscript":
+        index = node.child_by_field_name("index")
+        return _text(index) if index is not None else ""
+    return _text(node)[1:]  # past the `$` of `$((`: an expansion inside still shows its own
+
+
+def _evaluating_expansion(node: Node) -> str | None:
+    types = [c.type for c in node.children]
+    if len(types) > 1 and types[1] == "!":
+        return "an indirect expansion"
+    if "@" in types:
+        return "a ${...@} transformation"
+    if ":" in types:
+        offset = "".join(_text(c) for c in node.children[types.index(":") + 1 : -1])
+        if _REFERS.search(offset):
+            return "a substring offset"
+    return None
+
+
+def _evaluating_command(node: Node) -> tuple[str | None, str | None]:
+    """A builtin that evaluates its operands (`let`, `declare -i`, a variable name with a
+    subscript or only known at run time) or reads input into variables."""
+    if node.type == "command":
+        name_node = node.child_by_field_name("name")
+        name = _text(name_node) if name_node is not None else ""
+    else:
+        name = _text(node.children[0]) if node.children else ""
+    texts = [_word(c).text for c in node.named_children if c.type not in _ARGUMENT_SKIP]
+    evaluates: str | None = None
+    data: str | None = None
+    if name == "let":
+        evaluates = "let"
+    elif name in _DECLARES:
+        if any(t and t[:1] in "-+" and ("i" in t or "n" in t) for t in texts):
+            evaluates = f"{name} of an integer or a reference"
+        elif any(t is None or "[" in t for t in texts):
+            evaluates = f"{name} of a name only known when it runs"
+    elif name in _NAME_TAKERS:
+        if any(t is None or "[" in t for t in texts):
+            evaluates = f"{name} of a name only known when it runs"
+    elif name in ("test", "[") and any(t in ("-v", "-R") for t in texts):
+        evaluates = f"{name} -v"
+    elif name == "printf":
+        for flag, value in zip(texts, [*texts[1:], ""], strict=True):
+            if flag is not None and flag.startswith("-v"):
+                target = flag[2:] or value
+                data = "a value printf -v makes when the line runs"
+                if target is None or "[" in target:
+                    evaluates = "printf -v of a name only known when it runs"
+    if name in _READS_INTO or (name == "wait" and "-p" in texts):
+        data = f"input {name} reads when the line runs"
+    return evaluates, data
 
 
 _SEPARATOR_IN_WORD = re.compile(r"[\s;&|<>()`]")
@@ -169,8 +299,11 @@ def _lexer_agrees(command: str, commands: list[SimpleCommand]) -> bool:
 _PLAIN = frozenset(
     {"program", "list", "pipeline", "subshell", "compound_statement", "negated_command"}
 )
-_REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_REDIRECTS_NAMES = ("file_redirect", "heredoc_redirect", "herestring_redirect")
+_REDIRECTS = frozenset(_REDIRECTS_NAMES)
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+# What follows a command's name that is not one of its arguments.
+_ARGUMENT_SKIP = frozenset({"command_name", "variable_assignment", *_REDIRECTS_NAMES})
 _STATEMENTS = (
     _PLAIN
     | _REDIRECTS

@@ -28,7 +28,15 @@ import msgspec
 
 from .shell import Word
 
-__all__ = ["UNKNOWN", "WRAPPER_NAMES", "Runs", "handled", "program_name", "runs"]
+__all__ = [
+    "UNKNOWN",
+    "WRAPPER_NAMES",
+    "Runs",
+    "handled",
+    "program_files",
+    "program_name",
+    "runs",
+]
 
 
 class _Unknown:
@@ -886,3 +894,35 @@ _HANDLED = frozenset(
 def handled(name: str) -> bool:
     """Whether ``runs`` knows this program's syntax (so what it runs is fully reported)."""
     return name in _HANDLED
+
+
+def program_files(words: Sequence[Word], depth: int = 0) -> list[str]:
+    """The files a simple command runs as a program: its own path (``./s.sh``), the script
+    a shell runs or sources (``bash s.sh``, ``. ./s.sh``), every operand of an interpreter
+    (``python3 s.py``: one of them is its program), and those of the commands it wraps
+    (``env bash s.sh``). Only paths known before the line runs."""
+    if not words or depth > 8:
+        return []
+    first = words[0].text
+    name = program_name(words[0])
+    if first is None or name is None:
+        return []
+    found = [first] if "/" in first else []
+    values = _values(words[1:])
+    if name in _SHELLS:
+        for text in values:
+            if text is None or text == "--":
+                break
+            if not text.startswith(("-", "+")):
+                found.append(text)
+                break
+            if "c" in text[1:] or "s" in text[1:]:
+                break
+    elif name in (".", "source"):
+        found += [v for v in values[:1] if v is not None]
+    elif name in _STDIN_INTERPRETERS:
+        found += [v for v in values if v is not None and not v.startswith("-")]
+    for item in runs(words):
+        if isinstance(item, list):
+            found += program_files(item, depth + 1)
+    return found
