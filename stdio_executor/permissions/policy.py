@@ -496,7 +496,7 @@ class Policy:
                 return self._rule_for(rules, stored), stored, ""
         if found.dynamic:
             return rules[0], "", ""  # a file named at run time: cannot be told apart
-        if _MAY_EVALUATE.search(command):
+        if _MAY_EVALUATE.search(_QUOTING.sub("", command)):
             evaluated = data_run_as_code(command, self._parse(command))
             if evaluated is not None:
                 return rules[0], "", evaluated
@@ -915,6 +915,7 @@ _MAY_EVALUATE = re.compile(
     r"\(\(|\$\[|\w\[|\$\{|-(eq|ne|lt|le|gt|ge|v|R)\b|\b(let|declare|typeset|local|export|"
     r"readonly|read|mapfile|readarray|getopts|wait|unset|printf|test)\b"
 )
+_QUOTING = re.compile(r"[\\'\"]")  # `l\et`, `'let'` are `let` to bash
 
 
 def _code_run(words: Sequence[Word], depth: int) -> list[str]:

@@ -610,7 +610,7 @@ def data_run_as_code(command: str, parsed: ParsedCommand | None = None) -> str |
     _nested_evaluation(parsed, 0, found)
     if found[0] is None or found[1] is None:
         return None
-    return f"bash may run {found[1]} as code ({found[0]}), and what that runs is only known then"
+    return f"bash may evaluate {found[1]} as code ({found[0]}): what that runs is not known before"
 
 
 def _nested_evaluation(parsed: ParsedCommand, depth: int, found: list[str | None]) -> None:

@@ -203,7 +203,7 @@ def _evaluation(root: Node) -> tuple[str | None, str | None]:
             if _DATA_CHARS.search(raw):
                 why_data = "text holding a $ or a backquote"
             elif kind == "word" and _FILE_GLOB.search(_strip_escaped(raw)):
-                why_data = "file names matched when the line runs"
+                why_data = "file names a glob matches"
         evaluates = evaluates or why_eval
         data = data or why_data
         stack.extend(node.children)
@@ -234,12 +234,22 @@ def _evaluating_expansion(node: Node) -> str | None:
 def _evaluating_command(node: Node) -> tuple[str | None, str | None]:
     """A builtin that evaluates its operands (`let`, `declare -i`, a variable name with a
     subscript or only known at run time) or reads input into variables."""
+    texts = [_word(c).text for c in node.named_children if c.type not in _ARGUMENT_SKIP]
     if node.type == "command":
         name_node = node.child_by_field_name("name")
-        name = _text(name_node) if name_node is not None else ""
+        # The name after quote removal (`l\et`, `'read'` are let and read to bash), looked
+        # up through `builtin`/`command`, which run the builtin of that name.
+        name = (
+            _word(name_node.named_children[0]).text or ""
+            if name_node is not None and name_node.named_children
+            else ""
+        )
+        while name in ("builtin", "command") and texts:
+            name, texts = texts[0] or "", texts[1:]
+            if name.startswith("-") and texts:  # `command -p let`
+                name, texts = texts[0] or "", texts[1:]
     else:
         name = _text(node.children[0]) if node.children else ""
-    texts = [_word(c).text for c in node.named_children if c.type not in _ARGUMENT_SKIP]
     evaluates: str | None = None
     data: str | None = None
     if name == "let":
@@ -258,11 +268,11 @@ def _evaluating_command(node: Node) -> tuple[str | None, str | None]:
         for flag, value in zip(texts, [*texts[1:], ""], strict=True):
             if flag is not None and flag.startswith("-v"):
                 target = flag[2:] or value
-                data = "a value printf -v makes when the line runs"
+                data = "a value printf -v builds"
                 if target is None or "[" in target:
                     evaluates = "printf -v of a name only known when it runs"
     if name in _READS_INTO or (name == "wait" and "-p" in texts):
-        data = f"input {name} reads when the line runs"
+        data = f"input that {name} takes in"
     return evaluates, data
 
 

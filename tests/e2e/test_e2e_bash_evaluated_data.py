@@ -151,4 +151,4 @@ def test_read_and_edit_deny_rules_hold_for_evaluated_values(ws: Path) -> None:
     ]
     assert wrong == []
     assert (ws / "config" / "a").read_text() == "orig\n"
-    assert "may run" in results[0][1]  # the reason names what bash would evaluate
+    assert "may evaluate" in results[0][1]  # the reason names what bash would evaluate

@@ -38,6 +38,11 @@ RUNS_A_VALUE = [
     "printf -v b 'a[$%s(touch M)]' ''; echo $((b))",
     "b=$'a[\\x24(touch M)]'; echo $((b))",
     'b="a[\\$(touch M)]"; echo $((b))',
+    # The builtin's name spelled as bash still reads it.
+    "b='a[$(touch M)]'; l\\et b",
+    "b='a[$(touch M)]'; builtin let b",
+    "b='a[$(touch M)]'; command let b",
+    "b='a[$(touch M)]'; 're'ad \"$b\" <<< x",
 ]
 
 
