@@ -536,9 +536,17 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
         # The working directory: where a program with no operand reads or walks.
         operands: list[_Word] = [_Word(".")]
         ended = skip = targeted = code = False
+        # A shell's option values: `--rcfile FILE` is read (as code), `-o NAME` names an
+        # option; neither is the `-c` string, which is the first operand after them.
+        shell_value = ""
         previous = ""
         for word in rest:
             text = word.text
+            if shell_value:
+                if shell_value in ("--rcfile", "--init-file"):
+                    out.paths.extend(from_bases(text, bases))
+                shell_value = ""
+                continue
             if _is_long(previous, _RECURSE_VALUE) and text == "recurse" and name in _RECURSE_FLAGS:
                 recursive = contents  # `grep -d recurse`
             previous = text
@@ -554,6 +562,9 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             if name == "dd" and text.startswith("if="):
                 operands.append(_Word(text[3:], word.quoted, word.dynamic_at, word.parameter))
                 continue
+            if name in _SHELLS and text in ("+o", "+O") and not word.quoted:
+                shell_value = text
+                continue
             if ended or not text.startswith("-") or text == "-" or word.quoted:
                 operands.append(word)
                 continue
@@ -568,6 +579,8 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
                     recursive = contents
             if name in _SHELLS and "c" in letters:
                 code = True  # the first operand is shell code: its commands are read too
+            if name in _SHELLS and not eq and flag in ("-o", "-O", "--rcfile", "--init-file"):
+                shell_value = flag
             if name in _COPIERS and (_is_long(flag, _TARGET) or "t" in letters):
                 targeted = True  # -t DIR: every operand is a source
             given = _PATTERN_FIRST.get(name, ())

@@ -111,6 +111,12 @@ ANY_PROGRAM = [
     "git cat-file -p HEAD:.env",
     "sed 'r .env' in.txt",
     "ln .env copy && cat copy",
+    # A shell's own option values: the file is read as code (its text in the error).
+    "bash --rcfile .env -ic :",
+    "bash --init-file secrets/key.txt -i -c :",
+    "bash +O extglob --rcfile .env -ic :",
+    # Values bash evaluates as code (tests/e2e/test_e2e_bash_evaluated_data.py).
+    "b=$(printf 'a[$%s(cat .e%s >&2)]' '' 'nv'); echo $((b))",
 ]
 
 TREES = [
