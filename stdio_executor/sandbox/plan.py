@@ -488,6 +488,10 @@ def build_sandbox(
     writable = _writable(workspace, tmp_dir, additional_directories, settings)
     deny_read, edit_denied, notes = _deny_paths(settings, deny_rules, workspace, writable)
     read_only, linked_sources = _read_only(workspace, writable, edit_denied, settings, hook_files)
+    if deny_read:
+        # Masking .git/objects would break git itself; a denied file once committed stays
+        # readable there (`git show HEAD:.env`, any program reading the objects).
+        notes.append("what git stores of the files Read deny rules cover (.git/objects)")
     if bwrap is not None:
         box = _bubblewrap(
             settings, workspace, bwrap, writable, deny_read, read_only, tmp_dir, base, notes
