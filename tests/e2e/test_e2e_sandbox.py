@@ -563,3 +563,14 @@ def test_a_file_below_a_denied_directory_is_denied_under_every_name(
     leaked = [s for s in ("hunter2-inside", "hunter2-outside") if s in out]
     covered = "outside" if "OUTSIDE" in json.dumps(deny) else "inside"
     assert f"hunter2-{covered}" not in out, (leaked, out)
+
+
+def test_ready_says_what_git_stores_of_read_denied_files_is_not_masked(tmp_path: Path) -> None:
+    settings = json.dumps({"permissions": {"deny": ["Read(./.env)"]}})
+    with run_daemon(tmp_path, "--settings", settings, "--sandbox", "on") as d:
+        info = d.ready().sandbox
+    assert info is not None and info.enabled
+    assert any(".git/objects" in n for n in info.not_enforced)
+    with run_daemon(tmp_path, "--sandbox", "on") as d:
+        plain = d.ready().sandbox
+    assert plain is not None and not any(".git/objects" in n for n in plain.not_enforced)
