@@ -913,7 +913,8 @@ class Policy:
 # with none of it is not parsed for that.
 _MAY_EVALUATE = re.compile(
     r"\(\(|\$\[|\w\[|\$\{|-(eq|ne|lt|le|gt|ge|v|R)\b|\b(let|declare|typeset|local|export|"
-    r"readonly|read|mapfile|readarray|getopts|wait|unset|printf|test)\b"
+    r"readonly|read|mapfile|readarray|getopts|wait|unset|printf|test|RANDOM|SRANDOM|OPTIND|"
+    r"HISTCMD)\b"
 )
 _QUOTING = re.compile(r"[\\'\"]")  # `l\et`, `'let'` are `let` to bash
 

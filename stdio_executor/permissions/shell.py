@@ -154,6 +154,9 @@ _NAME_TAKERS = frozenset({"read", "mapfile", "readarray", "getopts", "wait", "un
 # ... and those that put input read at run time into variables.
 _READS_INTO = frozenset({"read", "mapfile", "readarray", "getopts"})
 _DECLARES = frozenset({"declare", "typeset", "local", "export", "readonly"})
+# Variables whose value bash evaluates as arithmetic when it is assigned, however that is
+# (`RANDOM=$v`, `read OPTIND`, `for RANDOM in ...`).
+_ASSIGNED_AS_NUMBERS = frozenset({"RANDOM", "SRANDOM", "OPTIND", "HISTCMD"})
 # An expression that refers to a value: a name, an expansion, a substitution. `$((1+2))`,
 # `${a[0]}`, `${a[@]}` and `${x:1:2}` evaluate nothing but their own digits.
 _REFERS = re.compile(r"[A-Za-z_$`]")
@@ -190,6 +193,10 @@ def _evaluation(root: Node) -> tuple[str | None, str | None]:
                 why_eval = "arithmetic"
         elif kind == "expansion":
             why_eval = _evaluating_expansion(node)
+        elif kind in ("variable_name", "word") and _text(node) in _ASSIGNED_AS_NUMBERS:
+            parent = node.parent
+            if parent is None or parent.type not in ("simple_expansion", "expansion"):
+                why_eval = f"an assignment to {_text(node)}"
         elif kind == "test_operator" and _text(node) in _EVALUATING_TESTS:
             why_eval = f"a {_text(node)} test"
         elif kind in ("command", "declaration_command", "unset_command"):

@@ -61,6 +61,8 @@ EVALUATED = [
     "b='a[$(touch M)]'; for ((;b;)); do break; done",
     "b='a[$(touch M)]'; case 1 in $((b))) :;; esac",
     "b='a[$(touch M)]'; [[ b -gt 1 ]]",
+    "RANDOM='a[$(touch M)]'",
+    "read OPTIND <<< 'a[$(touch M)]'",
     "x='$(touch M)'; echo ${x@P}",
     "b='a[$(touch M)]'; echo ${!b}",
     "b='a[$(touch M)]'; printf -v \"$b\" x",

@@ -38,6 +38,11 @@ RUNS_A_VALUE = [
     "printf -v b 'a[$%s(touch M)]' ''; echo $((b))",
     "b=$'a[\\x24(touch M)]'; echo $((b))",
     'b="a[\\$(touch M)]"; echo $((b))',
+    # Variables bash evaluates when they are assigned.
+    "RANDOM='a[$(touch M)]'",
+    "b='a[$(touch M)]'; OPTIND=$b",
+    "read SRANDOM <<< 'a[$(touch M)]'",
+    "for HISTCMD in 'a[$(touch M)]'; do :; done",
     # The builtin's name spelled as bash still reads it.
     "b='a[$(touch M)]'; l\\et b",
     "b='a[$(touch M)]'; builtin let b",
@@ -62,6 +67,7 @@ NOTHING_EVALUATED = [
     "for f in one two; do echo $((${#f} + 1)); done",
     "ls *.py; grep -rn 'x' .",
     "printf '%s\\n' \"$HOME\"",
+    "echo $RANDOM $OPTIND '$x'",  # read, not assigned
 ]
 
 
