@@ -42,6 +42,7 @@ import msgspec
 
 from ..confine import Confinement, inside, realpath
 from .hidden import HiddenFiles, overlaps
+from .implicit_writes import WORK_TREE, implicit_dirs
 from .protected import hook_scripts, protected
 from .rules import PATH_TOOLS, Rule, bash_allowed, bash_first_match, canonical, data_run_as_code
 from .settings import Settings
@@ -99,6 +100,8 @@ class _Writes(msgspec.Struct):
     unknown_args: str | None = None  # an operand of a writing command not known
     cd_words: list[str] = []  # where its `cd`s go
     lost: bool = False  # a `cd` to a place only known when it runs
+    work_tree: bool = False  # a git command rewrites the work tree (`git reset --hard`)
+    from_data: str | None = None  # files named by an archive or a patch are written
 
     def merge(self, other: _Writes) -> None:
         self.words += other.words
@@ -106,6 +109,8 @@ class _Writes(msgspec.Struct):
         self.unknown = self.unknown or other.unknown
         self.unknown_args = self.unknown_args or other.unknown_args
         self.lost = self.lost or other.lost
+        self.work_tree = self.work_tree or other.work_tree
+        self.from_data = self.from_data or other.from_data
 
 
 class _WriteTargets(msgspec.Struct):
@@ -113,6 +118,7 @@ class _WriteTargets(msgspec.Struct):
     unknown: str | None
     unknown_args: str | None
     cd: list[_Target] = []
+    from_data: str | None = None
 
 
 class _Reads(msgspec.Struct):
@@ -675,6 +681,14 @@ class Policy:
                     out.words.append(value)
                 if CODE_CHARS.search(word):
                     out.words += code_paths(word)
+            # `tar xf t.tar`, `patch < p`, `git reset --hard`: a directory written into,
+            # the files named by the archive, the patch or git (the wrapped command too).
+            for words in _wrapped_argvs(simple.words):
+                program = os.path.basename(words[0]) if words else ""
+                dirs, from_data = implicit_dirs(program, words[1:])
+                out.from_data = out.from_data or from_data
+                out.work_tree = out.work_tree or WORK_TREE in dirs
+                out.words += [d for d in dirs if d != WORK_TREE]
         if len(bases) > 1:
             out.words = [j for w in out.words for j in from_bases(w, bases)]
         return out
@@ -722,7 +736,7 @@ class Policy:
         words = self._bash_write_words(command, parsed)
         if isinstance(words, str):
             return words
-        out = _WriteTargets([], words.unknown, words.unknown_args)
+        out = _WriteTargets([], words.unknown, words.unknown_args, from_data=words.from_data)
         if words.lost:
             out.unknown = out.unknown or "the line changes to a directory only known when it runs"
         for given in [*words.words, *words.cd_words]:
@@ -738,6 +752,11 @@ class Policy:
                 out.cd.append(target)
             else:
                 out.targets.append(target)
+        if words.work_tree:
+            for start in {cwd, *(t.lexical for t in out.cd)}:
+                root = _work_tree(start)
+                if root is not None:
+                    out.targets.append(_Target(root, root, self._real(root)))
         return out
 
     def _bash_protected(self, command: str, parsed: ParsedCommand | None, cwd: str) -> str | None:
@@ -750,6 +769,8 @@ class Policy:
             return found
         if found.unknown is not None:
             return found.unknown
+        if found.from_data is not None:
+            return f"{found.from_data}, and one may be a control file (.git/hooks, .claude/ ...)"
         for target in [*found.targets, *found.cd]:
             for path in (target.lexical, target.resolved):
                 why = path and protected(path, self.hook_files, ignore_case=self._ignore_case)
@@ -917,6 +938,35 @@ _MAY_EVALUATE = re.compile(
     r"HISTCMD)\b"
 )
 _QUOTING = re.compile(r"[\\'\"]")  # `l\et`, `'let'` are `let` to bash
+
+
+def _wrapped_argvs(words: Sequence[Word]) -> list[list[str]]:
+    """A command's argv and those of the commands it wraps (`nice tar xf t.tar`), as far as
+    they are known."""
+    from .wrappers import runs
+
+    out: list[list[str]] = []
+    pending = [list(words)]
+    while pending and len(out) < 16:
+        current = pending.pop()
+        argv = [w.text for w in current]
+        if argv and None not in argv:
+            out.append([a for a in argv if a is not None])
+        pending += [item for item in runs(current) if isinstance(item, list)]
+    return out
+
+
+def _work_tree(start: str) -> str | None:
+    """The top of the git work tree ``start`` is in (the nearest directory with a .git)."""
+    path = start
+    for _ in range(64):
+        if os.path.lexists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+    return None
 
 
 def _code_run(words: Sequence[Word], depth: int) -> list[str]:

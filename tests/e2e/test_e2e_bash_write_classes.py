@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -168,3 +169,64 @@ def test_writes_elsewhere_still_run(ws: Path) -> None:
     assert wrong == []
     assert (ws / "docs" / "out.txt").exists() and (ws / "build" / "x").exists()
     assert _untouched(ws)
+
+
+@pytest.fixture
+def repo(ws: Path) -> Path:
+    """``ws`` as a git repository whose config/a differs from what is committed, with an
+    archive, a zip and a patch that each hold a new config/a."""
+    git = ["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t"]
+    (ws / "config" / "a").write_text("committed\n")
+    subprocess.run([*git, "add", "config"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    (ws / "config" / "a").write_text("orig\n")
+    stage = ws / "stage"
+    (stage / "config").mkdir(parents=True)
+    (stage / "config" / "a").write_text("new\n")
+    (stage / ".git" / "hooks").mkdir(parents=True)
+    (stage / ".git" / "hooks" / "pre-commit").write_text("#!/bin/sh\n")
+    subprocess.run(["tar", "cf", str(ws / "t.tar"), "-C", str(stage), "config"], check=True)
+    subprocess.run(["tar", "cf", str(ws / "hooks.tar"), "-C", str(stage), ".git"], check=True)
+    with zipfile.ZipFile(ws / "z.zip", "w") as z:
+        z.write(stage / "config" / "a", "config/a")
+    (ws / "p.patch").write_text("--- config/a\n+++ config/a\n@@ -1 +1 @@\n-orig\n+new\n")
+    return ws
+
+
+# Programs that write files the line does not name: an archive's, a patch's, git's.
+IMPLICIT = [
+    "tar xf t.tar",
+    "tar -xf t.tar --overwrite",
+    "nice tar --extract -f t.tar",
+    "cd docs && tar -C .. -xf ../t.tar",
+    "unzip -o z.zip",
+    "patch -p0 < p.patch",
+    "patch -p0 -i p.patch",
+    "git apply p.patch",
+    "git reset --hard",
+    "git checkout -f HEAD",
+    "git stash",
+    "git stash -u",
+    "git merge --ff-only HEAD",
+    "cd docs && git reset --hard",
+]
+
+
+def test_edit_deny_rules_hold_for_files_an_archive_a_patch_or_git_names(repo: Path) -> None:
+    assert _run_each(repo, IMPLICIT, DENY, "bypassPermissions") == []
+
+
+def test_an_archive_or_a_patch_asks_even_where_a_rule_allows_the_program(repo: Path) -> None:
+    allowed = {"permissions": {"allow": ["Bash(tar:*)", "Bash(patch:*)", "Bash(git apply:*)"]}}
+    commands = ["tar xf hooks.tar", "tar -xf t.tar -C docs", "git apply p.patch"]
+    assert _run_each(repo, commands, allowed, "default") == []
+
+
+def test_listing_an_archive_or_extracting_it_elsewhere_still_runs(repo: Path) -> None:
+    commands = ["tar tf t.tar", "unzip -l z.zip", "tar xf t.tar -C docs", "git stash list"]
+    args = ("--settings", json.dumps(DENY), "--permission-mode", "bypassPermissions")
+    with run_daemon(repo, "--no-prompt", *args, "--sandbox", "off") as d:
+        results = d.each_in_its_turn(commands, back_to=repo)
+    assert [r.meta.status for r in results] == ["success"] * len(commands)
+    assert (repo / "docs" / "config" / "a").read_text() == "new\n"
+    assert (repo / "config" / "a").read_text() == "orig\n"
