@@ -269,6 +269,21 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         "10 s, or half of SECONDS, is logged as a warning on stderr either way)",
     )
     d.add_argument(
+        "--scrub-env",
+        action="store_true",
+        help="also remove cloud credentials and CI tokens (AWS_SECRET_ACCESS_KEY, "
+        "GOOGLE_APPLICATION_CREDENTIALS, ACTIONS_ID_TOKEN_REQUEST_TOKEN ...) from what "
+        "commands, hooks and MCP servers inherit; the model API's own credentials "
+        "(ANTHROPIC_API_KEY ...) are always removed (docs/protocol.md)",
+    )
+    d.add_argument(
+        "--keep-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="let commands inherit the credential NAME after all (repeatable)",
+    )
+    d.add_argument(
         "--log-level",
         default="warning",
         choices=("debug", "info", "warning", "error"),
@@ -330,6 +345,14 @@ def _main(argv: Sequence[str] | None, collecting: bool) -> int:
 
         return run(parser, args)
     _setup_logging(args.log_level, args.log_format)
+    # Before anything is started: every child inherits the daemon's environment.
+    from .environment import scrub
+
+    removed = scrub(os.environ, everything=args.scrub_env, keep=args.keep_env)
+    if removed:
+        logging.getLogger(__name__).info(
+            "not passed on to commands, hooks and MCP servers: %s", ", ".join(removed)
+        )
     workspace = os.path.abspath(args.workspace or os.getcwd())
     if not os.path.isdir(workspace):
         sys.stderr.write(f"stdio-executor: workspace {workspace!r} is not a directory\n")
