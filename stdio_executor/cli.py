@@ -76,6 +76,9 @@ environment:
   TMPDIR, TEMP, TMP          the first one set is the parent of the default --spill-dir
                              (default /tmp)
   CLAUDE_PROJECT_DIR         set by the daemon for hooks: the workspace
+  CLAUDE_CODE_SUBPROCESS_ENV_SCRUB
+                             1: as --scrub-env; 0: commands inherit every credential
+                             (the model API's are removed by default)
   STDIO_EXECUTOR_SANDBOX_DISABLE
                              comma-separated sandbox mechanisms to treat as missing
                              (landlock, userns, bwrap, join), to test an unsupported
@@ -281,7 +284,7 @@ def _parser(subcommands: bool = True) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME",
-        help="let commands inherit the credential NAME after all (repeatable)",
+        help="let commands inherit the credential NAME after all (repeatable; default: none)",
     )
     d.add_argument(
         "--log-level",

@@ -46,7 +46,6 @@ CLOUD_CREDENTIALS = (
     "ACTIONS_RUNTIME_TOKEN",
     "ACTIONS_RUNTIME_URL",
 )
-_SWITCH = "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB"
 
 
 def scrub(
@@ -57,7 +56,7 @@ def scrub(
     ``everything`` (or ``CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1`` in ``environ``) adds the
     cloud credentials; ``CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=0`` removes nothing (the host
     said its children need them); ``keep`` names variables left alone."""
-    switch = environ.get(_SWITCH, "").strip().lower()
+    switch = environ.get("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB", "").strip().lower()
     if switch in ("0", "false", "no", "off"):
         return []
     names: tuple[str, ...] = AGENT_CREDENTIALS
