@@ -92,10 +92,18 @@ class Session:
             # by a symlink by any command).
             pin_directory(self.spill_dir, private_dir(self.spill_dir))
             self._spill_ready = True
-        self._spill_count += 1
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in tool_use_id)[:80]
-        name = f"{self._spill_count:06d}-{safe or 'tool'}{suffix}"
-        return os.path.join(directory or self.spill_dir, name)
+        where = directory or self.spill_dir
+        for _ in range(1000):
+            self._spill_count += 1
+            path = os.path.join(where, f"{self._spill_count:06d}-{safe or 'tool'}{suffix}")
+            # A name taken already (a daemon that had this pid before left its files in the
+            # default directory, which is never cleaned up; a host reusing --spill-dir;
+            # something planted) is skipped; one taken after this look is still never
+            # opened (create_new), and the result then says the output was not saved.
+            if not os.path.lexists(path):
+                break
+        return path
 
     def remember_read(self, path: str, st: os.stat_result) -> None:
         self.read_files[path] = FileStamp.of(st)

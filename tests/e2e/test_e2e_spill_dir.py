@@ -81,9 +81,25 @@ def test_a_name_taken_in_the_spill_dir_is_never_written_through(tmp_path: Path) 
         d.send(tool_use("big", BIG))
         result = d.result("big")
     assert victim.read_text() == "ORIGINAL\n"
-    assert result.meta.truncated and result.meta.output_path is None
-    assert "could not be saved" in str(result.content)
-    assert str(result.content).startswith("PWNED")  # the preview is still there
+    # The taken names are skipped: the output is saved under the next free one.
+    assert result.meta.truncated and result.meta.output_path == str(spill / "000007-big.txt")
+    assert Path(result.meta.output_path).read_text().startswith("PWNED")
+    assert all((spill / f"00000{i}-big.txt").is_symlink() for i in range(1, 7))
+
+
+def test_an_earlier_sessions_files_are_kept_and_this_ones_saved(tmp_path: Path) -> None:
+    """The default directory is per pid and never cleaned up: a daemon that gets the pid of
+    an earlier one finds that one's files under the names it would use."""
+    ws, spill = tmp_path / "ws", tmp_path / "spill"
+    ws.mkdir()
+    spill.mkdir(mode=0o700)
+    (spill / "000001-big.txt").write_text("an earlier session's output\n")
+    with run_daemon(ws, "--sandbox", "off", spill_dir=spill) as d:
+        d.send(tool_use("big", BIG))
+        result = d.result("big")
+    assert (spill / "000001-big.txt").read_text() == "an earlier session's output\n"
+    assert result.meta.output_path == str(spill / "000002-big.txt")
+    assert "could not be saved" not in str(result.content)
 
 
 def test_a_spill_dir_that_is_a_symlink_is_not_used(tmp_path: Path) -> None:
