@@ -456,6 +456,7 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
     bases: list[str] = [""]
     lost = False
     queue = list(commands)
+    git_stored: list[str] = []  # what a git command of the line stores (git add -A)
     taken = 0
     while taken < len(queue):
         words = queue[taken]
@@ -519,8 +520,32 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
             walks_found = True  # `find . -exec cat {} +`: what it runs reads what it finds
         git_sub, git_dir = _git_command(rest) if name == "git" else ("", ".")
         git_shows = name == "git" and _git_shows(git_sub, rest)
+        if contents and git_sub in _GIT_STORES:
+            # What it stores, a later command of the line may print (`git add -A; git
+            # diff --cached`), before any index the check reads has it.
+            after = rest[next(i for i, w in enumerate(rest) if w.text == git_sub) + 1 :]
+            named = [w.text for w in after if not w.text.startswith("-")]
+            every = not named or any(w.text in _GIT_STORE_ALL for w in after)
+            git_stored += [p for d in ([git_dir] if every else named) for p in from_bases(d, bases)]
         if contents and name == "git" and not git_shows and not _is_read_only(words):
-            continue  # git shows contents only in its read-only commands (git rm --cached)
+            # git shows contents only in its read-only commands (git rm --cached), but some
+            # copy a file into what it stores or prints: a message or config file (`git
+            # commit -F .env`, `git config -f .env -l`), a patch, trailers.
+            for i, word in enumerate(rest):
+                flag, eq, value = word.text.partition("=")
+                if (flag in _GIT_FILE_FLAGS or (flag == "-f" and git_sub == "config")) and (
+                    not word.quoted
+                ):
+                    named_file = value if eq else (rest[i + 1].text if i + 1 < len(rest) else "")
+                    out.paths.extend(from_bases(named_file, bases) if named_file else [])
+            if git_sub in _GIT_READS_OPERANDS:
+                out.paths.extend(
+                    p
+                    for w in rest
+                    if not w.text.startswith("-") and w.text != git_sub
+                    for p in from_bases(w.text, bases)
+                )
+            continue
         if contents and name in _RUN_STDIN_NAMES:
             # `find secrets | xargs cat`: the files come from standard input at run time.
             runs = next((w.text for w in rest if not w.text.startswith("-")), "echo")
@@ -652,9 +677,21 @@ def _operands(commands: list[list[_Word]], contents: bool) -> ReadOperands:
         ):
             out.visible_trees += out.trees[tree_count:]
             del out.trees[tree_count:]
+    if git_stored and out.git_trees:
+        out.paths += git_stored
+        out.trees += git_stored
     return out
 
 
+# Options of git commands whose value is a file git copies into what it stores or prints.
+_GIT_FILE_FLAGS = frozenset({"-F", "--file"})
+_GIT_STORE_ALL = frozenset({"-A", "--all", "-u", "--update", "-a", "--include-untracked"})
+# git commands that print or store their operand files' contents.
+_GIT_READS_OPERANDS = frozenset(
+    {"interpret-trailers", "mailinfo", "mailsplit", "apply", "am", "fmt-merge-msg"}
+)
+# git commands that store work-tree files (their operands, or all of them).
+_GIT_STORES = frozenset({"add", "stash", "commit", "update-index", "hash-object", "notes"})
 # git's options before its command that take a value (the next word, or after `=`).
 _GIT_VALUED = frozenset(
     {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}

@@ -279,3 +279,29 @@ def test_a_directory_given_to_a_program_not_known_either_way_asks(ws: Path) -> N
         text = str(d.result("u").content)
     assert "could not be checked against the rule Read(**/.env)" in text, text
     assert "docs is a directory, and the program may read" in text, text
+
+
+# What the line itself gives git to store, then prints from the store: the index the
+# check reads does not have it yet. And files git copies into a message, a config or a
+# patch it prints.
+STORED_BY_THE_LINE = [
+    "git add -A; git diff --cached",
+    "git add -A && git show :.env",
+    "git add .env && git cat-file -p :.env",
+    "git add -f -A && git stash && git stash show -p",
+    "git stash -u && git stash show -p --include-untracked",
+    "git add -A && git -c user.email=t@t -c user.name=t commit -qm y && git log -p -1",
+    "git add secrets && git diff --staged",
+    "git add -A && git cat-file --batch-all-objects --batch",
+    "git -c user.email=t@t -c user.name=t commit -F .env --allow-empty -q && git log -1",
+    "git config -f .env -l",
+    "git config --file=secrets/key.txt --list",
+    "git interpret-trailers .env",
+]
+
+
+def test_what_the_line_stores_in_git_and_prints_is_denied(ws: Path) -> None:
+    git = ["git", "-C", str(ws), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "rm", "-rq", "--cached", ".env", "docs/.env", "secrets"], check=True)
+    subprocess.run([*git, "commit", "-qm", "untrack the secrets"], check=True)
+    assert _run_each(ws, STORED_BY_THE_LINE) == []
