@@ -127,9 +127,23 @@ def _git(args: Sequence[str]) -> tuple[list[str], str | None]:
         if options[:1] in (["list"], ["show"], ["create"]):
             return [], None
         return [WORK_TREE], None
+    if sub in ("checkout", "switch") and _new_branch_here(sub, options):
+        return [], None  # `git checkout -b x`: a branch at HEAD, the files as they are
+    if sub in ("clean", "bisect") and any(o in ("-n", "--dry-run", "log", "view") for o in options):
+        return [], None
     if sub in _GIT_WORK_TREE:
         return [WORK_TREE], None
     return [], None
+
+
+def _new_branch_here(sub: str, options: Sequence[str]) -> bool:
+    """``git checkout -b NAME`` / ``git switch -c NAME`` with no start point."""
+    creates = ("-b", "-B", "--orphan") if sub == "checkout" else ("-c", "-C", "--create")
+    rest = list(options)
+    if not rest or rest[0] not in creates:
+        return False
+    operands = [o for o in rest[1:] if not o.startswith("-")]
+    return len(operands) == 1 and rest[0] != "--orphan"
 
 
 def _value_of(args: Sequence[str], flags: Sequence[str]) -> str | None:

@@ -223,7 +223,15 @@ def test_an_archive_or_a_patch_asks_even_where_a_rule_allows_the_program(repo: P
 
 
 def test_listing_an_archive_or_extracting_it_elsewhere_still_runs(repo: Path) -> None:
-    commands = ["tar tf t.tar", "unzip -l z.zip", "tar xf t.tar -C docs", "git stash list"]
+    commands = [
+        "tar tf t.tar",
+        "unzip -l z.zip",
+        "tar xf t.tar -C docs",
+        "git stash list",
+        "git checkout -b feature",  # a branch at HEAD: the files stay as they are
+        "git switch -c other",
+        "git clean -n",
+    ]
     args = ("--settings", json.dumps(DENY), "--permission-mode", "bypassPermissions")
     with run_daemon(repo, "--no-prompt", *args, "--sandbox", "off") as d:
         results = d.each_in_its_turn(commands, back_to=repo)
